@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench/e2e.sh - end-to-end benchmark of gpumerge against GNU sort and cat.
+#
+# Generates N random int32 lines (and two sorted files of N/2 lines), then times,
+# in the same run and on the same files:
+#   merge:  gpumerge merge a b    vs  LC_ALL=C sort -m -n a b   and  cat a b > out
+#   sort:   gpumerge sort r       vs  LC_ALL=C sort -n --parallel=$(nproc) r
+# Every output is compared with sort's. Each time is the median of REPEAT runs.
+#
+# Usage: bench/e2e.sh [N]     environment: DEVICE (cpu|gpu|auto, default cpu),
+#        REPEAT (default 5), GPUMERGE, DIR (scratch folder; default a folder in
+#        /dev/shm when it has room, so that every command writes to memory and disk
+#        write-back does not add noise to whichever command runs when it kicks in;
+#        else .bench).
+set -euo pipefail
+
+N=${1:-10000000}
+DEVICE=${DEVICE:-cpu}
+REPEAT=${REPEAT:-5}
+if [ -z "${DIR:-}" ]; then
+    DIR=.bench
+    if [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt $((N / 1000 * 150)) ]; then
+        DIR=/dev/shm/gpumerge-bench
+    fi
+fi
+GPUMERGE=${GPUMERGE:-./gpumerge}
+export LC_ALL=C
+mkdir -p "$DIR"
+
+gen() { # gen COUNT FILE: random signed 32-bit integers
+    shuf -r -n "$1" -i 0-4294967295 | awk '{ print $1 - 2147483648 }' >"$2"
+}
+if [ ! -s "$DIR/r.$N" ]; then
+    echo "generating $N random lines in $DIR"
+    gen "$N" "$DIR/r.$N"
+    half=$((N / 2))
+    head -n "$half" "$DIR/r.$N" | sort -n >"$DIR/a.$N"
+    tail -n +"$((half + 1))" "$DIR/r.$N" | sort -n >"$DIR/b.$N"
+fi
+A=$DIR/a.$N B=$DIR/b.$N R=$DIR/r.$N OUT=$DIR/out
+
+# median_time CMD...: median wall time of REPEAT runs, in seconds
+median_time() {
+    local times=()
+    for _ in $(seq "$REPEAT"); do
+        local t0 t1
+        t0=$(date +%s.%N)
+        "$@"
+        t1=$(date +%s.%N)
+        times+=("$(echo "$t1 - $t0" | bc -l)")
+    done
+    [ -n "${VERBOSE_TIMES:-}" ] && echo "$* ${times[*]}" >&2
+    printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f", a[int((NR + 1) / 2)] }'
+}
+
+check_same() { # check_same WHAT EXPECTED ACTUAL
+    if ! cmp -s "$2" "$3"; then
+        echo "MISMATCH: $1 output differs from GNU sort" >&2
+        exit 1
+    fi
+}
+
+cat_ab() { cat "$A" "$B" >"$OUT.cat"; }
+sort_m() { sort -m -n "$A" "$B" -o "$OUT.sortm"; }
+gm_merge() { "$GPUMERGE" merge --device="$DEVICE" "$A" "$B" -o "$OUT.gm"; }
+sort_n() { sort -n --parallel="$(nproc)" "$R" -o "$OUT.sortn"; }
+gm_sort() { "$GPUMERGE" sort --device="$DEVICE" "$R" -o "$OUT.gms"; }
+
+t_cat=$(median_time cat_ab)
+t_sortm=$(median_time sort_m)
+t_gm=$(median_time gm_merge)
+check_same merge "$OUT.sortm" "$OUT.gm"
+t_sortn=$(median_time sort_n)
+t_gms=$(median_time gm_sort)
+check_same sort "$OUT.sortn" "$OUT.gms"
+
+ratio() { echo "$1 / $2" | bc -l | awk '{ printf "%.2f", $1 }'; }
+echo
+echo "machine: $(nproc) cores, $(uname -m); N=$N lines; device=$DEVICE; median of $REPEAT; $(date -u +%Y-%m-%d)"
+printf '%-34s %8s\n' "command" "seconds"
+printf '%-34s %8s\n' "cat a b > out" "$t_cat"
+printf '%-34s %8s\n' "sort -m -n a b" "$t_sortm"
+printf '%-34s %8s\n' "gpumerge merge a b" "$t_gm"
+printf '%-34s %8s\n' "sort -n --parallel=$(nproc) r" "$t_sortn"
+printf '%-34s %8s\n' "gpumerge sort r" "$t_gms"
+echo
+echo "merge: $(ratio "$t_sortm" "$t_gm")x faster than sort -m -n; $(ratio "$t_gm" "$t_cat")x the time of cat"
+echo "sort:  $(ratio "$t_sortn" "$t_gms")x faster than sort -n --parallel=$(nproc)"

@@ -1,0 +1,42 @@
+/*
+ * corank.h - the co-rank function and the sequential merge of chapter 12 of
+ * Kirk & Hwu, "Programming Massively Parallel Processors" (4th ed.), the one copy
+ * shared by the CPU engine (core/cpu.c), the CUDA kernels (cuda/) and the tests.
+ *
+ * GM_HD makes each function __host__ __device__ under nvcc and a plain static
+ * inline function under a C compiler. Every function exists for int32_t and int64_t
+ * keys (suffix _i32, _i64), generated from corank_impl.h; the CUDA side wraps them
+ * in overloads for its key-type templates.
+ *
+ * Order: keys are compared after XOR with a mask, 0 for ascending and all ones for
+ * descending (~x reverses the order of two's-complement integers exactly), so one
+ * routine serves both directions. Ties always take the first input (A) first:
+ * that is what makes the merge stable.
+ */
+#ifndef GM_CORANK_H
+#define GM_CORANK_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define GM_HD static inline __host__ __device__
+#else
+#define GM_HD static inline
+#endif
+
+#define GM_CAT2(a, b) a##b
+#define GM_CAT(a, b) GM_CAT2(a, b)
+
+#define GM_KEY int32_t
+#define GM_SUF _i32
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_SUF
+
+#define GM_KEY int64_t
+#define GM_SUF _i64
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_SUF
+
+#endif

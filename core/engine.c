@@ -1,0 +1,136 @@
+/*
+ * engine.c - device choice and fallback (see engine.h).
+ *
+ * The rates below are the cost model of --device=auto. They were measured with
+ * bench/e2e.sh and bench/kernels on the GPU machine (16 cores, NVIDIA H100, CUDA
+ * 13.0) and on the 2-core development machine; bench/RESULTS.md has the runs.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../cuda/gpu.h"
+#include "cpu.h"
+#include "util.h"
+
+static const struct {
+    double cpu_merge_per_thread; /* keys/s merged by one thread */
+    double cpu_merge_max;        /* keys/s when memory bandwidth is the limit */
+    double cpu_sort_per_thread;  /* keys/s sorted by one thread (radix sort) */
+    double cpu_sort_max;
+    double gpu_start;            /* s: CUDA context start-up, paid by every run */
+    double pcie;                 /* bytes/s each way, pageable host memory */
+    double gpu_merge;            /* keys/s on the device */
+    double gpu_sort;
+} rate = {
+    .cpu_merge_per_thread = 2.5e8,
+    .cpu_merge_max = 2.0e9,
+    .cpu_sort_per_thread = 1.0e8,
+    .cpu_sort_max = 1.0e9,
+    .gpu_start = 0.15,
+    .pcie = 1.0e10,
+    .gpu_merge = 3.0e10,
+    .gpu_sort = 1.0e10,
+};
+
+static double cpu_estimate(gm_op op, int64_t n, int nthreads)
+{
+    double per = op == GM_OP_MERGE ? rate.cpu_merge_per_thread : rate.cpu_sort_per_thread;
+    double max = op == GM_OP_MERGE ? rate.cpu_merge_max : rate.cpu_sort_max;
+    double r = per * nthreads < max ? per * nthreads : max;
+    return (double)n / r;
+}
+
+static double gpu_estimate(gm_op op, int64_t n, gm_width w)
+{
+    double copy = 2.0 * (double)n * (double)w / rate.pcie;
+    double work = (double)n / (op == GM_OP_MERGE ? rate.gpu_merge : rate.gpu_sort);
+    return rate.gpu_start + copy + work;
+}
+
+static int run_cpu(gm_op op, gm_keys *keys, void **scratch, const int64_t *offsets,
+                   int nruns, int reverse, int nthreads)
+{
+    if (op == GM_OP_MERGE)
+        gm_cpu_merge_runs(keys, scratch, offsets, nruns, reverse, nthreads);
+    else
+        gm_cpu_sort(keys, scratch, reverse, nthreads);
+    return GM_OK;
+}
+
+static int run_gpu(const gm_config *cfg, gm_op op, gm_keys *keys, const int64_t *offsets,
+                   int nruns, gm_engine_report *rep, gm_status *st)
+{
+    gm_gpu_times t;
+    memset(&t, 0, sizeof t);
+    int rc = op == GM_OP_MERGE
+                 ? gm_gpu_merge(keys, offsets, nruns, cfg->reverse, cfg->kernel, &t, st)
+                 : gm_gpu_sort(keys, cfg->reverse, cfg->unique, cfg->kernel, &t, st);
+    rep->h2d = t.h2d;
+    rep->kernel_s = t.kernel;
+    rep->d2h = t.d2h;
+    rep->passes = t.passes;
+    rep->kernel = t.kernel_used;
+    rep->deduplicated = op == GM_OP_SORT && cfg->unique && rc == GM_OK;
+    return rc;
+}
+
+int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
+                  const int64_t *offsets, int nruns, int nthreads,
+                  gm_engine_report *rep, gm_status *st)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->device = GM_DEVICE_CPU;
+    int trivial = op == GM_OP_MERGE ? nruns <= 1 : keys->n <= 1;
+
+    if (cfg->device == GM_DEVICE_CPU) {
+        snprintf(rep->reason, sizeof rep->reason, "--device=cpu");
+        return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+    }
+
+    double cpu_t = cpu_estimate(op, keys->n, nthreads);
+    if (cfg->device == GM_DEVICE_AUTO) {
+        if (trivial || cpu_t < rate.gpu_start) {
+            snprintf(rep->reason, sizeof rep->reason,
+                     "auto: cpu estimate %.3f s is below the GPU start-up alone", cpu_t);
+            return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+        }
+    }
+
+    gm_gpu_info info;
+    memset(&info, 0, sizeof info);
+    int rc = gm_gpu_probe(&info, st);
+    if (rc != GM_OK) {
+        if (cfg->device == GM_DEVICE_GPU)
+            return rc;
+        snprintf(rep->reason, sizeof rep->reason, "auto: %.240s", st->msg);
+        return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+    }
+    snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
+
+    if (cfg->device == GM_DEVICE_AUTO) {
+        /* The start-up is paid now; what is left to compare is copies and work. */
+        double gpu_t = gpu_estimate(op, keys->n, keys->width) - rate.gpu_start;
+        if (gpu_t >= cpu_t) {
+            snprintf(rep->reason, sizeof rep->reason,
+                     "auto: cpu estimate %.3f s, gpu (copies and kernels) %.3f s", cpu_t,
+                     gpu_t);
+            return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+        }
+        snprintf(rep->reason, sizeof rep->reason,
+                 "auto: gpu estimate %.3f s (copies and kernels), cpu %.3f s", gpu_t, cpu_t);
+    } else {
+        snprintf(rep->reason, sizeof rep->reason, "--device=gpu");
+    }
+
+    rep->device = GM_DEVICE_GPU;
+    rc = run_gpu(cfg, op, keys, offsets, nruns, rep, st);
+    if (rc == GM_OK || cfg->device == GM_DEVICE_GPU)
+        return rc;
+    /* auto: the GPU could not do it; say why and use the CPU. */
+    fprintf(stderr, "gpumerge: notice: %s; using the CPU\n", st->msg);
+    rep->device = GM_DEVICE_CPU;
+    snprintf(rep->reason, sizeof rep->reason, "auto: fell back to the CPU");
+    return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+}

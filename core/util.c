@@ -1,0 +1,186 @@
+/*
+ * util.c - status messages, clock, core count, parallel-for and message quoting
+ * shared by the core modules (see util.h).
+ */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+int gm_fail(gm_status *st, gm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+        st->code = code;
+    }
+    return code;
+}
+
+const char *gm_device_name(gm_device d)
+{
+    switch (d) {
+    case GM_DEVICE_CPU: return "cpu";
+    case GM_DEVICE_GPU: return "gpu";
+    default: return "auto";
+    }
+}
+
+const char *gm_kernel_name(gm_kernel k)
+{
+    switch (k) {
+    case GM_KERNEL_BASIC: return "basic";
+    case GM_KERNEL_TILED: return "tiled";
+    case GM_KERNEL_CIRCULAR: return "circular";
+    default: return "auto";
+    }
+}
+
+double gm_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gm_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+struct pf_job {
+    gm_task_fn fn;
+    void *ctx;
+    int ntasks;
+    int next; /* next task to hand out, taken with an atomic add */
+};
+
+static void *pf_worker(void *arg)
+{
+    struct pf_job *job = arg;
+    for (;;) {
+        int t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (t >= job->ntasks)
+            break;
+        job->fn(job->ctx, t);
+    }
+    return NULL;
+}
+
+void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx)
+{
+    struct pf_job job = { fn, ctx, ntasks, 0 };
+    if (nthreads > ntasks)
+        nthreads = ntasks;
+    if (nthreads <= 1) {
+        pf_worker(&job);
+        return;
+    }
+    pthread_t tid[nthreads - 1];
+    int started = 0;
+    for (int i = 0; i < nthreads - 1; i++) {
+        if (pthread_create(&tid[started], NULL, pf_worker, &job) != 0)
+            break; /* the threads already running (and we) do the rest */
+        started++;
+    }
+    pf_worker(&job);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+}
+
+const char *gm_quote(const char *name, char *buf, size_t size)
+{
+    int safe = name[0] != '\0';
+    for (const char *p = name; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789._-/+,:@%=", *p))
+            safe = 0;
+    if (safe) {
+        snprintf(buf, size, "%s", name);
+        return buf;
+    }
+    size_t o = 0;
+#define PUT(c) do { if (o + 1 < size) buf[o++] = (c); } while (0)
+    PUT('\'');
+    for (const char *p = name; *p; p++) {
+        if (*p == '\'') {
+            PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
+        } else {
+            PUT(*p);
+        }
+    }
+    PUT('\'');
+#undef PUT
+    buf[o] = '\0';
+    return buf;
+}
+
+const char *gm_show_text(const char *text, size_t len, char *buf, size_t size)
+{
+    size_t o = 0, limit = len < 60 ? len : 60;
+    for (size_t i = 0; i < limit && o + 5 < size; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c < 0x7f) {
+            buf[o++] = (char)c;
+        } else {
+            snprintf(buf + o, size - o, "\\x%02x", c);
+            o += 4;
+        }
+    }
+    if (len > limit && o + 4 < size) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+void gm_log(int verbose, const char *fmt, ...)
+{
+    if (!verbose)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpumerge: %s\n", line);
+}
+
+void *gm_alloc(size_t bytes, gm_status *st)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes)", bytes);
+        return NULL;
+    }
+    /* Large arrays are touched once, in full: with 2 MiB pages the kernel takes
+     * one fault where it would take 512 (where transparent huge pages are on
+     * request only, as is common). */
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes >= 4 * huge) {
+        uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+        uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+    return p;
+}

@@ -1,0 +1,42 @@
+/*
+ * util.h - small services every core module uses: status messages, a monotonic
+ * clock, the core count, a parallel-for over POSIX threads, and the quoting of file
+ * names in messages (as coreutils does: plain when safe, else in single quotes).
+ */
+#ifndef GM_UTIL_H
+#define GM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gm.h"
+
+/* Seconds on a monotonic clock. */
+double gm_now(void);
+
+/* Number of online processors, at least 1. */
+int gm_cpu_count(void);
+
+/* Calls fn(ctx, t) once for every t in [0, ntasks), on up to nthreads threads
+ * (the caller is one of them). Tasks are handed out in increasing order. If a
+ * thread cannot be started the remaining threads do its share: this can't fail. */
+typedef void (*gm_task_fn)(void *ctx, int task);
+void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
+
+/* Writes name into buf as it should appear in a message and returns buf: unchanged
+ * when it holds only safe characters, else in single quotes with embedded quotes
+ * escaped ('it'\''s'). Truncated to size. */
+const char *gm_quote(const char *name, char *buf, size_t size);
+
+/* Renders a line of input for a message: at most 60 bytes, control and non-ASCII
+ * bytes as \xHH, and "..." when cut. Returns buf. */
+const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
+
+/* -v output: "gpumerge: " + message + newline on stderr when verbose. */
+void gm_log(int verbose, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* malloc that reports failure in st (GM_ENOMEM) and returns NULL. Large blocks
+ * are marked for transparent huge pages. Release with free(). */
+void *gm_alloc(size_t bytes, gm_status *st);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * gpu.h - the C interface of the GPU engine: all the core knows of CUDA.
+ *
+ * Implemented by the .cu files in this directory when the build has nvcc, and by
+ * gpu_stub.c otherwise (every call then reports "built without CUDA"). Keys are
+ * host arrays; the functions copy them to the device, run the kernels, and copy
+ * the result back. Errors come back as a status, never as an exit.
+ */
+#ifndef GM_GPU_H
+#define GM_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/gm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gm_gpu_info {
+    char name[256];
+    int sm_count;
+    int cc_major, cc_minor;
+    size_t free_bytes, total_bytes;
+    double init_seconds; /* time the first CUDA call took (context start-up) */
+} gm_gpu_info;
+
+/* Stage times of one GPU operation, in seconds. */
+typedef struct gm_gpu_times {
+    double h2d, kernel, d2h;
+    int passes;          /* merge passes run (sort: after the block sort) */
+    gm_kernel kernel_used;
+} gm_gpu_times;
+
+/* Finds a usable CUDA device and creates its context. Returns GM_OK, or GM_ENODEV
+ * with the reason ("built without CUDA", "no CUDA-capable device is detected", ...). */
+int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
+
+/* Merges the nruns sorted runs of keys (run r is [offsets[r], offsets[r+1])) in
+ * place on the GPU with the given kernel (GM_KERNEL_AUTO: the tuned choice for this
+ * size and width). Stable: ties take the earlier run first. reverse: descending.
+ * Returns GM_OK, GM_EDEVMEM when the data does not fit in device memory (nothing is
+ * changed), GM_ECUDA, or GM_ENODEV. */
+int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                 gm_kernel kernel, gm_gpu_times *times, gm_status *st);
+
+/* Sorts keys in place on the GPU: block sort, then merge passes with the given
+ * kernel. With unique, equal keys are collapsed on the device and keys->n shrinks.
+ * Same returns as gm_gpu_merge. */
+int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+                gm_gpu_times *times, gm_status *st);
+
+/* Keys per tile of a merge kernel (kernel != AUTO), and per block of the sort's
+ * block-sort stage, for this width: the sizes the tests probe around. */
+int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width);
+int64_t gm_gpu_sort_tile(gm_width width);
+
+/* Which kernel GM_KERNEL_AUTO picks for a two-way merge of n keys of this width. */
+gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

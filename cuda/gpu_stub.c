@@ -1,0 +1,46 @@
+/*
+ * gpu_stub.c - the GPU engine of a build without nvcc: every entry point of gpu.h
+ * reports that CUDA is not built in, so --device=auto falls back to the CPU and
+ * --device=gpu fails with a clear message.
+ */
+#include "gpu.h"
+
+#include "../core/util.h"
+
+int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
+{
+    (void)info;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                 gm_kernel kernel, gm_gpu_times *times, gm_status *st)
+{
+    (void)keys, (void)offsets, (void)nruns, (void)reverse, (void)kernel, (void)times;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+                gm_gpu_times *times, gm_status *st)
+{
+    (void)keys, (void)reverse, (void)unique, (void)kernel, (void)times;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
+{
+    (void)n, (void)width;
+    return GM_KERNEL_TILED;
+}
+
+int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)
+{
+    (void)kernel, (void)width;
+    return 0;
+}
+
+int64_t gm_gpu_sort_tile(gm_width width)
+{
+    (void)width;
+    return 0;
+}

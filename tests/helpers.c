@@ -1,0 +1,157 @@
+/*
+ * helpers.c - shared test utilities (see helpers.h).
+ */
+#define _GNU_SOURCE
+#include "helpers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void rng_seed(rng *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ULL + 1; }
+
+uint64_t rng_next(rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+int64_t rng_range(rng *r, int64_t lo, int64_t hi)
+{
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+    uint64_t v = rng_next(r);
+    return span == 0 ? (int64_t)v : (int64_t)((uint64_t)lo + v % span);
+}
+
+static int order_sign;
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return order_sign * ((a > b) - (a < b));
+}
+
+void ref_sort_i64(int64_t *a, int64_t n, int order)
+{
+    order_sign = order;
+    qsort(a, (size_t)n, sizeof *a, cmp_i64);
+}
+
+void ref_merge_i64(const int64_t *a, int64_t m, const int64_t *b, int64_t n, int64_t *c,
+                   int order)
+{
+    int64_t i = 0, j = 0, k = 0;
+    while (i < m && j < n) {
+        int b_first = order > 0 ? b[j] < a[i] : b[j] > a[i];
+        c[k++] = b_first ? b[j++] : a[i++];
+    }
+    while (i < m)
+        c[k++] = a[i++];
+    while (j < n)
+        c[k++] = b[j++];
+}
+
+char *scratch_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path;
+    if (asprintf(&path, "%s/gpumerge-test-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+        abort();
+    if (!mkdtemp(path))
+        abort();
+    return path;
+}
+
+char *path_in(const char *dir, const char *name)
+{
+    char *p;
+    if (asprintf(&p, "%s/%s", dir, name) < 0)
+        abort();
+    return p;
+}
+
+void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+        abort();
+}
+
+void write_text(const char *path, const char *text) { write_file(path, text, strlen(text)); }
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void write_keys(const char *path, const int64_t *keys, int64_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        abort();
+    for (int64_t i = 0; i < n; i++)
+        fprintf(f, "%lld\n", (long long)keys[i]);
+    if (fclose(f) != 0)
+        abort();
+}
+
+cmd_result run_sh(const char *dir, const char *cmd)
+{
+    cmd_result r = { 0, NULL, 0, NULL };
+    char *tmp = scratch_dir();
+    char *out = path_in(tmp, "out"), *err = path_in(tmp, "err"), *full;
+    if (asprintf(&full, "%s%s%s(%s) >'%s' 2>'%s'", dir ? "cd '" : "", dir ? dir : "",
+                 dir ? "' && " : "", cmd, out, err) < 0)
+        abort();
+    int st = system(full);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.out = read_file(out, &r.out_len);
+    r.err = read_file(err, NULL);
+    unlink(out);
+    unlink(err);
+    rmdir(tmp);
+    free(out);
+    free(err);
+    free(full);
+    free(tmp);
+    return r;
+}
+
+void cmd_free(cmd_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+const char *gpumerge_path(void)
+{
+    const char *p = getenv("GPUMERGE");
+    return p && *p ? p : "./gpumerge";
+}
+
+const char *gpumerge_device_arg(void)
+{
+    const char *d = getenv("GM_TEST_DEVICE");
+    return d && strcmp(d, "gpu") == 0 ? "--device=gpu" : "";
+}

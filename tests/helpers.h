@@ -1,0 +1,57 @@
+/*
+ * helpers.h - what the Criterion suites share: a seeded random generator, reference
+ * implementations (qsort, a plain two-pointer merge) to check the engines against,
+ * scratch directories, and running gpumerge (or any shell command) with its
+ * output, error output and exit status captured.
+ */
+#ifndef GM_TEST_HELPERS_H
+#define GM_TEST_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* xorshift64*: deterministic for a given seed. */
+typedef struct { uint64_t s; } rng;
+void rng_seed(rng *r, uint64_t seed);
+uint64_t rng_next(rng *r);
+/* Uniform in [lo, hi]. */
+int64_t rng_range(rng *r, int64_t lo, int64_t hi);
+
+/* Reference sort (qsort) and merge of int64 arrays; order: +1 ascending, -1
+ * descending. */
+void ref_sort_i64(int64_t *a, int64_t n, int order);
+void ref_merge_i64(const int64_t *a, int64_t m, const int64_t *b, int64_t n, int64_t *c,
+                   int order);
+
+/* A fresh scratch directory under $TMPDIR (or /tmp); returns its path (static
+ * storage per call is not shared: the result is malloc'd). */
+char *scratch_dir(void);
+/* dir/name, malloc'd. */
+char *path_in(const char *dir, const char *name);
+/* Writes len bytes to path (truncating). */
+void write_file(const char *path, const char *data, size_t len);
+void write_text(const char *path, const char *text);
+/* Reads a whole file; *len gets its size. Returns malloc'd, NUL-terminated data, or
+ * NULL if it cannot be read. */
+char *read_file(const char *path, size_t *len);
+/* Writes n keys, one per line, in canonical decimal. */
+void write_keys(const char *path, const int64_t *keys, int64_t n);
+
+/* Result of a command. */
+typedef struct {
+    int status;     /* exit status, or 128 + signal */
+    char *out;      /* standard output */
+    size_t out_len;
+    char *err;      /* standard error */
+} cmd_result;
+
+/* Runs `sh -c cmd` in dir (NULL: current) with stdout and stderr captured. */
+cmd_result run_sh(const char *dir, const char *cmd);
+void cmd_free(cmd_result *r);
+
+/* Path of the gpumerge binary under test ($GPUMERGE, else ./gpumerge). */
+const char *gpumerge_path(void);
+/* Extra arguments every CLI run gets ($GM_TEST_DEVICE=gpu: "--device=gpu"). */
+const char *gpumerge_device_arg(void);
+
+#endif

@@ -1,0 +1,453 @@
+/*
+ * test_cli.c - the gpumerge command as users run it: the golden cases of
+ * testdata/cases, random cases compared byte for byte with GNU sort (LC_ALL=C
+ * sort -n, sort -m -n, sort -n -u, sort -n -r), every error with its message and
+ * exit status, -o onto an input, a pipe into head, and /dev/full.
+ *
+ * $GPUMERGE names the binary, $TESTDATA the golden cases; $GM_TEST_DEVICE=gpu runs
+ * every case with --device=gpu (make test-gpu).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../cuda/gpu.h"
+#include "helpers.h"
+
+/* Runs "gpumerge SUBCOMMAND [--device=gpu] REST" in dir. */
+static cmd_result gm(const char *dir, const char *subcommand, const char *rest)
+{
+    char *cmd;
+    if (asprintf(&cmd, "'%s' %s %s %s", gpumerge_path(), subcommand, gpumerge_device_arg(),
+                 rest) < 0)
+        abort();
+    cmd_result r = run_sh(dir, cmd);
+    free(cmd);
+    return r;
+}
+
+static void assert_result(cmd_result *r, int status, const char *out, const char *err)
+{
+    cr_assert_eq(r->status, status, "exit status %d, want %d; stderr: %s", r->status, status,
+                 r->err);
+    if (out)
+        cr_assert_str_eq(r->out, out);
+    if (err)
+        cr_assert_str_eq(r->err, err);
+}
+
+static int gpu_usable(void)
+{
+    gm_gpu_info info;
+    gm_status st;
+    return gm_gpu_probe(&info, &st) == GM_OK;
+}
+
+/* ---------------------------------------------------------------- golden */
+
+static char *trim_newline(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '\n')
+        s[--n] = '\0';
+    return s;
+}
+
+Test(cli, golden_cases)
+{
+    const char *root = getenv("TESTDATA");
+    char *cases = path_in(root && *root ? root : "testdata", "cases");
+    DIR *d = opendir(cases);
+    cr_assert_not_null(d, "cannot open %s", cases);
+    struct dirent *e;
+    int count = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "README") == 0)
+            continue;
+        char *dir = path_in(cases, e->d_name);
+        char *cmdfile = path_in(dir, "cmd"), *outfile = path_in(dir, "expected");
+        char *errfile = path_in(dir, "expected.err"), *statusfile = path_in(dir, "status");
+        char *args = read_file(cmdfile, NULL), *want = read_file(outfile, NULL);
+        char *want_err = read_file(errfile, NULL), *status = read_file(statusfile, NULL);
+        cr_assert_not_null(args, "%s: no cmd", e->d_name);
+        cr_assert_not_null(want, "%s: no expected", e->d_name);
+        trim_newline(args);
+        char *sub = strtok(args, " ");
+        char *rest = strtok(NULL, "");
+        cmd_result r = gm(dir, sub, rest ? rest : "");
+        int want_status = status ? atoi(status) : 0;
+        cr_expect_eq(r.status, want_status, "case %s: exit %d, want %d (stderr: %s)", e->d_name,
+                     r.status, want_status, r.err);
+        cr_expect_str_eq(r.out, want, "case %s: standard output differs", e->d_name);
+        cr_expect_str_eq(r.err, want_err ? want_err : "", "case %s: standard error differs",
+                         e->d_name);
+        cmd_free(&r);
+        free(args), free(want), free(want_err), free(status);
+        free(cmdfile), free(outfile), free(errfile), free(statusfile), free(dir);
+        count++;
+    }
+    closedir(d);
+    cr_assert_geq(count, 10, "only %d golden cases found in %s", count, cases);
+    free(cases);
+}
+
+/* ---------------------------------------------------------------- vs sort */
+
+/* Writes n random keys to dir/name: spread picks the range (0: int32, 1: int64,
+ * 2: a few distinct values); sorted: 0 none, 1 ascending, -1 descending. */
+static void random_file(rng *r, const char *dir, const char *name, int64_t n, int spread,
+                        int sorted)
+{
+    int64_t *v = malloc((size_t)(n + 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = spread == 0   ? rng_range(r, INT32_MIN, INT32_MAX)
+               : spread == 1 ? (int64_t)rng_next(r)
+                             : rng_range(r, -5, 5);
+    if (sorted)
+        ref_sort_i64(v, n, sorted);
+    char *path = path_in(dir, name);
+    write_keys(path, v, n);
+    free(path);
+    free(v);
+}
+
+/* Runs gpumerge and GNU sort in dir and compares their standard output. */
+static void same_as_sort(const char *dir, const char *sub, const char *args,
+                         const char *sort_args)
+{
+    cmd_result ours = gm(dir, sub, args);
+    char *cmd;
+    if (asprintf(&cmd, "LC_ALL=C sort %s", sort_args) < 0)
+        abort();
+    cmd_result theirs = run_sh(dir, cmd);
+    cr_assert_eq(theirs.status, 0, "sort failed: %s", theirs.err);
+    cr_assert_eq(ours.status, 0, "gpumerge %s %s: exit %d: %s", sub, args, ours.status, ours.err);
+    cr_assert_eq(ours.out_len, theirs.out_len, "gpumerge %s %s: %zu bytes, sort %s: %zu", sub,
+                 args, ours.out_len, sort_args, theirs.out_len);
+    cr_assert(memcmp(ours.out, theirs.out, ours.out_len) == 0,
+              "gpumerge %s %s differs from sort %s", sub, args, sort_args);
+    cr_assert_str_eq(ours.err, "");
+    cmd_free(&ours);
+    cmd_free(&theirs);
+    free(cmd);
+}
+
+Test(cli, sort_matches_gnu_sort, .timeout = 300)
+{
+    rng r;
+    rng_seed(&r, 20);
+    char *dir = scratch_dir();
+    int64_t sizes[] = { 0, 1, 1000, 200000 };
+    for (int s = 0; s < 4; s++) {
+        for (int spread = 0; spread < 3; spread++) {
+            random_file(&r, dir, "in", sizes[s], spread, 0);
+            same_as_sort(dir, "sort", "in", "-n in");
+            same_as_sort(dir, "sort", "-r in", "-n -r in");
+            same_as_sort(dir, "sort", "-u in", "-n -u in");
+            same_as_sort(dir, "sort", "-r -u in", "-n -r -u in");
+            same_as_sort(dir, "sort", "--threads=1 < in", "-n in");
+        }
+    }
+    random_file(&r, dir, "a", 50000, 0, 0);
+    random_file(&r, dir, "b", 70000, 1, 0);
+    same_as_sort(dir, "sort", "a b", "-n a b");
+    free(dir);
+}
+
+Test(cli, merge_matches_gnu_sort, .timeout = 300)
+{
+    rng r;
+    rng_seed(&r, 21);
+    char *dir = scratch_dir();
+    for (int spread = 0; spread < 3; spread++) {
+        random_file(&r, dir, "a", 120000, spread, 1);
+        random_file(&r, dir, "b", 80000, spread, 1);
+        same_as_sort(dir, "merge", "a b", "-m -n a b");
+        same_as_sort(dir, "merge", "-u a b", "-m -n -u a b");
+        same_as_sort(dir, "merge", "b - < a", "-m -n b a");
+        random_file(&r, dir, "a", 120000, spread, -1);
+        random_file(&r, dir, "b", 80000, spread, -1);
+        same_as_sort(dir, "merge", "-r a b", "-m -n -r a b");
+        same_as_sort(dir, "merge", "-r -u a b", "-m -n -r -u a b");
+    }
+    /* many inputs, some empty */
+    char names[512] = "";
+    for (int i = 0; i < 33; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "k%02d", i);
+        random_file(&r, dir, name, i % 7 == 0 ? 0 : rng_range(&r, 1, 5000), i % 3, 1);
+        strcat(names, " ");
+        strcat(names, name);
+    }
+    char sort_args[600];
+    snprintf(sort_args, sizeof sort_args, "-m -n %s", names);
+    same_as_sort(dir, "merge", names, sort_args);
+    free(dir);
+}
+
+Test(cli, check_agrees_with_sort_c)
+{
+    rng r;
+    rng_seed(&r, 22);
+    char *dir = scratch_dir();
+    random_file(&r, dir, "in", 100000, 0, 1);
+    cmd_result ok = gm(dir, "check", "in");
+    assert_result(&ok, 0, "", "");
+    cmd_free(&ok);
+    random_file(&r, dir, "in", 100000, 0, 0);
+    cmd_result bad = gm(dir, "check", "in");
+    cmd_result theirs = run_sh(dir, "LC_ALL=C sort -c -n in");
+    cr_assert_eq(bad.status, 1);
+    cr_assert_eq(theirs.status, 1);
+    /* sort says "sort: in:LINE: disorder: TEXT": the same line and text */
+    cr_assert_str_eq(bad.err + strlen("gpumerge"), theirs.err + strlen("sort"));
+    cmd_free(&bad);
+    cmd_free(&theirs);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- -o */
+
+Test(cli, output_onto_an_input)
+{
+    char *dir = scratch_dir();
+    char *a = path_in(dir, "a"), *b = path_in(dir, "b");
+    write_text(a, "1\n4\n9\n");
+    write_text(b, "2\n3\n10\n");
+    cmd_result r = gm(dir, "merge", "a b -o a");
+    assert_result(&r, 0, "", "");
+    char *text = read_file(a, NULL);
+    cr_assert_str_eq(text, "1\n2\n3\n4\n9\n10\n");
+    free(text);
+    cmd_free(&r);
+    write_text(b, "3\n1\n2\n");
+    r = gm(dir, "sort", "-o b b");
+    assert_result(&r, 0, "", "");
+    text = read_file(b, NULL);
+    cr_assert_str_eq(text, "1\n2\n3\n");
+    free(text);
+    cmd_free(&r);
+    free(a), free(b), free(dir);
+}
+
+Test(cli, failed_run_leaves_output_untouched)
+{
+    char *dir = scratch_dir();
+    char *out = path_in(dir, "out"), *in = path_in(dir, "in");
+    write_text(out, "precious\n");
+    write_text(in, "1\n2\nx\n");
+    cmd_result r = gm(dir, "sort", "in -o out");
+    assert_result(&r, 2, "", "gpumerge: in:3: not an integer: 'x'\n");
+    char *text = read_file(out, NULL);
+    cr_assert_str_eq(text, "precious\n");
+    free(text);
+    cmd_free(&r);
+    /* a missing input: no output file appears */
+    r = gm(dir, "sort", "nothere -o new");
+    assert_result(&r, 2, "", "gpumerge: cannot read: nothere: No such file or directory\n");
+    char *fresh = path_in(dir, "new");
+    cr_assert_neq(access(fresh, F_OK), 0, "-o file created although the run failed");
+    cmd_free(&r);
+    /* and nothing but the two files is left in the directory */
+    cmd_result ls = run_sh(dir, "ls -A | wc -l");
+    cr_assert_str_eq(ls.out, "2\n");
+    cmd_free(&ls);
+    free(fresh), free(out), free(in), free(dir);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+typedef struct {
+    const char *sub, *args;
+    int status;
+    const char *err;
+} error_case;
+
+Test(cli, every_error_message)
+{
+    static const error_case cases[] = {
+        { "sort", "nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n" },
+        { "merge", "ok .", 2, "gpumerge: cannot read: .: Is a directory\n" },
+        { "merge", "ok 'odd name'", 2,
+          "gpumerge: cannot read: 'odd name': No such file or directory\n" },
+        { "sort", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "sort", "big", 2, "gpumerge: big:1: out of range: '-9223372036854775809'\n" },
+        { "merge", "ok unsorted", 2, "gpumerge: unsorted:3: disorder: 2\n" },
+        { "merge", "-r ok", 2, "gpumerge: ok:2: disorder: 2\n" },
+        { "check", "unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
+        { "check", "ok unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
+        { "check", "-u dup", 1, "gpumerge: dup:2: disorder: 1\n" },
+        { "check", "-r ok", 1, "gpumerge: ok:2: disorder: 2\n" },
+        { "check", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "sort", "-x ok", 2,
+          "gpumerge: invalid option -- 'x'\nTry 'gpumerge --help' for more information.\n" },
+        { "sort", "--frobnicate ok", 2,
+          "gpumerge: unrecognized option '--frobnicate'\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "ok -o", 2,
+          "gpumerge: option requires an argument -- 'o'\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "ok --device", 2,
+          "gpumerge: option '--device' requires an argument\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "--device=tpu ok", 2,
+          "gpumerge: invalid argument 'tpu' for '--device'\nValid arguments are: auto, cpu, gpu\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "--kernel=fast ok", 2,
+          "gpumerge: invalid argument 'fast' for '--kernel'\n"
+          "Valid arguments are: auto, basic, tiled, circular\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "--threads=0 ok", 2,
+          "gpumerge: invalid --threads: '0' (want 1 to 4096)\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "--threads=two ok", 2,
+          "gpumerge: invalid --threads: 'two' (want 1 to 4096)\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "check", "-o out ok", 2,
+          "gpumerge: check writes no output: -o is not allowed\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "frob", "ok", 2,
+          "gpumerge: unknown command: frob\nTry 'gpumerge --help' for more information.\n" },
+        { "", "", 2,
+          "gpumerge: missing command (merge, sort or check)\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "", "-r", 2,
+          "gpumerge: missing command (merge, sort or check)\n"
+          "Try 'gpumerge --help' for more information.\n" },
+        { "sort", "ok -o /nonexistent/out", 2,
+          "gpumerge: cannot create: /nonexistent/out: No such file or directory\n" },
+    };
+    char *dir = scratch_dir();
+    char *p;
+    write_text(p = path_in(dir, "ok"), "1\n2\n2\n3\n"), free(p);
+    write_text(p = path_in(dir, "bad"), "1\n1.5\n"), free(p);
+    write_text(p = path_in(dir, "big"), "-9223372036854775809\n"), free(p);
+    write_text(p = path_in(dir, "unsorted"), "1\n3\n2\n"), free(p);
+    write_text(p = path_in(dir, "dup"), "1\n1\n"), free(p);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const error_case *c = &cases[i];
+        char *cmd;
+        if (asprintf(&cmd, "'%s' %s %s", gpumerge_path(), c->sub, c->args) < 0)
+            abort();
+        cmd_result r = run_sh(dir, cmd);
+        cr_expect_eq(r.status, c->status, "%s: exit %d, want %d", cmd, r.status, c->status);
+        cr_expect_str_eq(r.err, c->err, "%s", cmd);
+        cr_expect_str_eq(r.out, "", "%s wrote to standard output", cmd);
+        cmd_free(&r);
+        free(cmd);
+    }
+    free(dir);
+}
+
+Test(cli, gpu_requested_without_a_gpu)
+{
+    if (gpu_usable())
+        cr_skip_test("a GPU is usable here: the no-GPU message cannot be produced");
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "2\n1\n");
+    cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu in");
+    cr_assert_eq(r.status, 2);
+    cr_assert(strncmp(r.err, "gpumerge: no usable CUDA device: ", 33) == 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "");
+    cmd_free(&r);
+    /* auto quietly uses the CPU */
+    r = run_sh(dir, "\"$GPUMERGE\" sort --device=auto in");
+    assert_result(&r, 0, "1\n2\n", "");
+    cmd_free(&r);
+    free(p), free(dir);
+}
+
+/* ---------------------------------------------------------------- pipes */
+
+Test(cli, pipe_into_head_ends_quietly, .timeout = 120)
+{
+    rng r;
+    rng_seed(&r, 23);
+    char *dir = scratch_dir();
+    random_file(&r, dir, "big", 2000000, 0, 0);
+    char *cmd;
+    if (asprintf(&cmd, "{ '%s' sort %s big; echo $? >status; } | head -n 1",
+                 gpumerge_path(), gpumerge_device_arg()) < 0)
+        abort();
+    cmd_result res = run_sh(dir, cmd);
+    cmd_result first = run_sh(dir, "LC_ALL=C sort -n big | head -n 1");
+    cr_assert_str_eq(res.out, first.out);
+    cr_assert_str_eq(res.err, "", "gpumerge said something: %s", res.err);
+    char *status_path = path_in(dir, "status");
+    char *status = read_file(status_path, NULL);
+    /* killed by SIGPIPE (128 + 13), or exit 2 where SIGPIPE is ignored */
+    cr_assert(strcmp(status, "141\n") == 0 || strcmp(status, "2\n") == 0, "status %s", status);
+    cmd_free(&res);
+    cmd_free(&first);
+    free(status), free(status_path), free(cmd), free(dir);
+}
+
+Test(cli, full_disk_is_an_error)
+{
+    if (access("/dev/full", W_OK) != 0)
+        cr_skip_test("no /dev/full here");
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "3\n1\n2\n");
+    cmd_result r = gm(dir, "sort", "in > /dev/full");
+    assert_result(&r, 2, "",
+                  "gpumerge: write failed: standard output: No space left on device\n");
+    cmd_free(&r);
+    r = gm(dir, "sort", "in -o /dev/full");
+    assert_result(&r, 2, "", "gpumerge: write failed: /dev/full: No space left on device\n");
+    cmd_free(&r);
+    free(p), free(dir);
+}
+
+/* ---------------------------------------------------------------- options */
+
+Test(cli, help_version_verbose)
+{
+    cmd_result r = run_sh(NULL, "\"$GPUMERGE\" --help");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "Usage: gpumerge merge") != NULL);
+    cr_assert(strstr(r.out, "--kernel=K") != NULL);
+    cmd_free(&r);
+    r = run_sh(NULL, "\"$GPUMERGE\" sort --help");
+    cr_assert_eq(r.status, 0);
+    cmd_free(&r);
+    r = run_sh(NULL, "\"$GPUMERGE\" --version");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strncmp(r.out, "gpumerge ", 9) == 0);
+    cmd_free(&r);
+
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "2\n1\n");
+    r = gm(dir, "sort", "-v --threads=3 in");
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_eq(r.out, "1\n2\n");
+    cr_assert(strstr(r.err, "gpumerge: plan: sort 1 input, 2 keys, int32") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "3 threads") != NULL, "%s", r.err);
+    const char *stages[] = { "time: read", "time: parse", "time: sort", "format", "write" };
+    for (int i = 0; i < 5; i++)
+        cr_assert(strstr(r.err, stages[i]) != NULL, "-v lacks %s: %s", stages[i], r.err);
+    cmd_free(&r);
+    /* every kernel name is accepted; on the CPU they change nothing */
+    const char *kernels[] = { "auto", "basic", "tiled", "circular" };
+    for (int i = 0; i < 4; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "--kernel=%s in in", kernels[i]);
+        r = gm(dir, "sort", args);
+        assert_result(&r, 0, "1\n1\n2\n2\n", "");
+        cmd_free(&r);
+    }
+    r = gm(dir, "sort", "--device=cpu --reverse --unique --output=out in");
+    assert_result(&r, 0, "", "");
+    cmd_free(&r);
+    char *out = path_in(dir, "out");
+    char *text = read_file(out, NULL);
+    cr_assert_str_eq(text, "2\n1\n");
+    free(text), free(out), free(p), free(dir);
+}

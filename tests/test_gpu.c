@@ -1,0 +1,322 @@
+/*
+ * test_gpu.c - the GPU engine (cuda/) against the CPU engine, its reference: every
+ * merge kernel x key width x direction on sizes 0, 1, tile-1, tile, tile+1 and up to
+ * 2^26, all keys equal, one side empty, disjoint ranges both ways, heavy duplicates,
+ * int64 extremes and k-way merges; and the GPU merge sort on sizes around every tile
+ * boundary, sorted, reverse sorted and few-valued inputs, with -r, -u and both.
+ *
+ * Without a usable device every case is skipped with the reason (Criterion lists
+ * them as skipped); GM_TEST_REQUIRE_GPU=1 turns that into a failure (make test-gpu).
+ * GM_TEST_SMALL=1 keeps sizes small, for compute-sanitizer (make sanitize).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/cpu.h"
+#include "../cuda/gpu.h"
+#include "helpers.h"
+
+static void need_gpu(void)
+{
+    gm_gpu_info info;
+    gm_status st;
+    if (gm_gpu_probe(&info, &st) == GM_OK)
+        return;
+    const char *req = getenv("GM_TEST_REQUIRE_GPU");
+    if (req && *req == '1')
+        cr_assert_fail("GPU required but unusable: %s", st.msg);
+    cr_skip_test("GPU case skipped: %s", st.msg);
+}
+
+static int small_only(void)
+{
+    const char *s = getenv("GM_TEST_SMALL");
+    return s && *s == '1';
+}
+
+static const gm_kernel kernels[] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
+
+enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES };
+
+static int64_t draw(rng *r, enum dist d, gm_width w)
+{
+    int64_t lo = w == GM_I32 ? INT32_MIN : INT64_MIN, hi = w == GM_I32 ? INT32_MAX : INT64_MAX;
+    switch (d) {
+    case DIST_FEW:
+        return rng_range(r, -4, 4);
+    case DIST_EQUAL:
+        return 7;
+    case DIST_EXTREMES: {
+        int64_t pick[4] = { lo, lo + 1, hi - 1, hi };
+        return pick[rng_range(r, 0, 3)];
+    }
+    default:
+        return rng_range(r, lo, hi);
+    }
+}
+
+static void put(void *p, int64_t i, int64_t v, gm_width w)
+{
+    if (w == GM_I32)
+        ((int32_t *)p)[i] = (int32_t)v;
+    else
+        ((int64_t *)p)[i] = v;
+}
+
+/* Fills runs [offsets[r], offsets[r+1]) with draws, each run sorted by the CPU. */
+static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d, gm_width w,
+                         int reverse)
+{
+    int64_t n = offsets[nruns];
+    gm_keys k = { malloc((size_t)(n + 1) * (size_t)w), n, w };
+    void *scratch = malloc((size_t)(n + 1) * (size_t)w);
+    for (int64_t i = 0; i < n; i++)
+        put(k.data, i, draw(r, d, w), w);
+    for (int run = 0; run < nruns; run++) {
+        gm_keys part = { (char *)k.data + (size_t)offsets[run] * (size_t)w,
+                         offsets[run + 1] - offsets[run], w };
+        void *ps = (char *)scratch + (size_t)offsets[run] * (size_t)w;
+        void *orig = part.data;
+        gm_cpu_sort(&part, &ps, reverse, 8);
+        if (part.data != orig)
+            memcpy(orig, part.data, (size_t)part.n * (size_t)w);
+    }
+    free(scratch);
+    return k;
+}
+
+/* Merges the runs on the GPU with kernel and on the CPU, and compares. */
+static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
+                        int reverse, const char *what)
+{
+    size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
+    gm_keys gpu = { malloc(bytes), k.n, k.width };
+    memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
+    gm_gpu_times t;
+    gm_status st;
+    int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
+    cr_assert_eq(rc, GM_OK, "%s: %s", what, st.msg);
+    void *scratch = malloc(bytes);
+    gm_cpu_merge_runs(&k, &scratch, offsets, nruns, reverse, 8);
+    if (memcmp(gpu.data, k.data, (size_t)k.n * (size_t)k.width) != 0) {
+        for (int64_t i = 0; i < k.n; i++) {
+            int64_t a = k.width == GM_I32 ? ((int32_t *)gpu.data)[i] : ((int64_t *)gpu.data)[i];
+            int64_t b = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
+            if (a != b)
+                cr_assert_fail("%s: key %lld is %lld, want %lld", what, (long long)i,
+                               (long long)a, (long long)b);
+        }
+    }
+    free(gpu.data);
+    free(scratch);
+    free(k.data);
+}
+
+static void merge_two(rng *r, int64_t m, int64_t n, enum dist d, gm_width w, gm_kernel kernel,
+                      int reverse, const char *label)
+{
+    int64_t offsets[3] = { 0, m, m + n };
+    gm_keys k = make_runs(r, offsets, 2, d, w, reverse);
+    char what[160];
+    snprintf(what, sizeof what, "%s: %s m=%lld n=%lld int%d %s", label, gm_kernel_name(kernel),
+             (long long)m, (long long)n, w * 8, reverse ? "descending" : "ascending");
+    check_merge(offsets, 2, k, kernel, reverse, what);
+}
+
+Test(gpu, merge_sizes_around_tiles, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 30);
+    for (int ki = 0; ki < 3; ki++)
+        for (int w = 4; w <= 8; w += 4)
+            for (int rev = 0; rev <= 1; rev++) {
+                int64_t tile = gm_gpu_merge_tile(kernels[ki], (gm_width)w);
+                int64_t sizes[] = { 0, 1, 2, tile - 1, tile, tile + 1, 3 * tile + 5 };
+                for (int s = 0; s < 7; s++)
+                    for (int split = 0; split < 3; split++) {
+                        int64_t total = sizes[s];
+                        int64_t m = split == 0 ? total / 2 : split == 1 ? total / 7 : total;
+                        merge_two(&r, m, total - m, DIST_WIDE, (gm_width)w, kernels[ki], rev,
+                                  "tile sizes");
+                    }
+            }
+}
+
+Test(gpu, merge_special_inputs, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 31);
+    int64_t n = small_only() ? 5000 : 300000;
+    for (int ki = 0; ki < 3; ki++)
+        for (int w = 4; w <= 8; w += 4)
+            for (int rev = 0; rev <= 1; rev++) {
+                gm_kernel k = kernels[ki];
+                gm_width wd = (gm_width)w;
+                merge_two(&r, n, n / 3, DIST_EQUAL, wd, k, rev, "all keys equal");
+                merge_two(&r, n, 0, DIST_WIDE, wd, k, rev, "b empty");
+                merge_two(&r, 0, n, DIST_WIDE, wd, k, rev, "a empty");
+                merge_two(&r, n, n, DIST_FEW, wd, k, rev, "heavy duplicates");
+                merge_two(&r, n / 2, n, DIST_EXTREMES, wd, k, rev, "extremes");
+                /* disjoint: every a below every b, then every a above every b */
+                for (int above = 0; above <= 1; above++) {
+                    int64_t offsets[3] = { 0, n, n + n / 2 };
+                    gm_keys keys = { malloc((size_t)offsets[2] * (size_t)w), offsets[2], wd };
+                    for (int64_t i = 0; i < offsets[2]; i++) {
+                        int64_t v = i < n ? i : i - n + (above ? -n : n);
+                        put(keys.data, i, rev ? -v : v, wd);
+                    }
+                    char what[128];
+                    snprintf(what, sizeof what, "disjoint (a %s b) %s int%d rev=%d",
+                             above ? "above" : "below", gm_kernel_name(k), w * 8, rev);
+                    check_merge(offsets, 2, keys, k, rev, what);
+                }
+            }
+}
+
+Test(gpu, merge_large, .timeout = 900)
+{
+    need_gpu();
+    if (small_only())
+        cr_skip_test("GM_TEST_SMALL: large sizes skipped");
+    rng r;
+    rng_seed(&r, 32);
+    for (int ki = 0; ki < 3; ki++) {
+        merge_two(&r, 1 << 22, (1 << 22) + 12345, DIST_WIDE, GM_I32, kernels[ki], 0, "2^23");
+        merge_two(&r, 1 << 21, 1 << 20, DIST_WIDE, GM_I64, kernels[ki], 1, "2^21+2^20");
+    }
+    merge_two(&r, 1 << 25, 1 << 25, DIST_WIDE, GM_I32, GM_KERNEL_AUTO, 0, "2^26");
+    merge_two(&r, 1 << 25, (1 << 25) - 1, DIST_FEW, GM_I64, GM_KERNEL_AUTO, 1, "2^26-1");
+}
+
+Test(gpu, merge_k_way, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 33);
+    int counts[] = { 1, 3, 4, 5, 8, 33 };
+    for (int c = 0; c < 6; c++)
+        for (int ki = 0; ki < 3; ki++)
+            for (int w = 4; w <= 8; w += 4) {
+                int k = counts[c];
+                int64_t offsets[34];
+                offsets[0] = 0;
+                for (int i = 0; i < k; i++)
+                    offsets[i + 1] = offsets[i] + (i % 4 == 1 ? 0 : rng_range(&r, 1, small_only() ? 3000 : 200000));
+                int rev = (c + ki) % 2;
+                gm_keys keys = make_runs(&r, offsets, k, (enum dist)(c % 4), (gm_width)w, rev);
+                char what[128];
+                snprintf(what, sizeof what, "%d-way %s int%d rev=%d", k,
+                         gm_kernel_name(kernels[ki]), w * 8, rev);
+                check_merge(offsets, k, keys, kernels[ki], rev, what);
+            }
+}
+
+/* ---------------------------------------------------------------- sort */
+
+static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
+{
+    size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
+    gm_keys gpu = { malloc(bytes), k.n, k.width };
+    memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
+    gm_gpu_times t;
+    gm_status st;
+    int rc = gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
+    cr_assert_eq(rc, GM_OK, "%s: %s", what, st.msg);
+    void *scratch = malloc(bytes);
+    gm_cpu_sort(&k, &scratch, reverse, 8);
+    int64_t n = k.n;
+    if (unique) { /* the CPU leaves -u to the formatter: collapse here */
+        int64_t o = 0;
+        for (int64_t i = 0; i < k.n; i++) {
+            int64_t v = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
+            int64_t prev = i == 0 ? 0
+                           : k.width == GM_I32 ? ((int32_t *)k.data)[o - 1]
+                                               : ((int64_t *)k.data)[o - 1];
+            if (i == 0 || v != prev)
+                put(k.data, o++, v, k.width);
+        }
+        n = o;
+    }
+    cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", what, (long long)gpu.n, (long long)n);
+    if (memcmp(gpu.data, k.data, (size_t)n * (size_t)k.width) != 0) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t a = k.width == GM_I32 ? ((int32_t *)gpu.data)[i] : ((int64_t *)gpu.data)[i];
+            int64_t b = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
+            if (a != b)
+                cr_assert_fail("%s: key %lld is %lld, want %lld", what, (long long)i,
+                               (long long)a, (long long)b);
+        }
+    }
+    free(gpu.data);
+    free(scratch);
+    free(k.data);
+}
+
+static void sort_case(rng *r, int64_t n, enum dist d, gm_width w, int presorted, int reverse,
+                      int unique, gm_kernel kernel, const char *label)
+{
+    int64_t offsets[2] = { 0, n };
+    gm_keys k;
+    if (presorted) {
+        k = make_runs(r, offsets, 1, d, w, presorted < 0);
+    } else {
+        k = (gm_keys){ malloc((size_t)(n + 1) * (size_t)w), n, w };
+        for (int64_t i = 0; i < n; i++)
+            put(k.data, i, draw(r, d, w), w);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "sort %s n=%lld int%d rev=%d unique=%d kernel=%s", label,
+             (long long)n, w * 8, reverse, unique, gm_kernel_name(kernel));
+    check_sort(k, reverse, unique, kernel, what);
+}
+
+Test(gpu, sort_sizes_around_tiles, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 40);
+    for (int w = 4; w <= 8; w += 4) {
+        int64_t tile = gm_gpu_sort_tile((gm_width)w);
+        int64_t sizes[] = { 0, 1, 2, 3, 100, tile - 1, tile, tile + 1, 2 * tile - 1,
+                            2 * tile + 1, 3 * tile, 5 * tile + 77, 16 * tile + 1 };
+        for (int s = 0; s < 13; s++)
+            for (int ru = 0; ru < 4; ru++)
+                sort_case(&r, sizes[s], DIST_WIDE, (gm_width)w, 0, ru & 1, ru >> 1,
+                          kernels[(s + ru) % 3], "tile sizes");
+    }
+}
+
+Test(gpu, sort_special_inputs, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 41);
+    int64_t n = small_only() ? 20000 : 1000003;
+    for (int w = 4; w <= 8; w += 4)
+        for (int ru = 0; ru < 4; ru++) {
+            gm_width wd = (gm_width)w;
+            int rev = ru & 1, uni = ru >> 1;
+            sort_case(&r, n, DIST_EQUAL, wd, 0, rev, uni, GM_KERNEL_AUTO, "all equal");
+            sort_case(&r, n, DIST_WIDE, wd, 1, rev, uni, GM_KERNEL_TILED, "already ascending");
+            sort_case(&r, n, DIST_WIDE, wd, -1, rev, uni, GM_KERNEL_CIRCULAR, "descending");
+            sort_case(&r, n, DIST_FEW, wd, 0, rev, uni, GM_KERNEL_BASIC, "few values");
+            sort_case(&r, n, DIST_EXTREMES, wd, 0, rev, uni, GM_KERNEL_AUTO, "extremes");
+        }
+}
+
+Test(gpu, sort_large, .timeout = 900)
+{
+    need_gpu();
+    if (small_only())
+        cr_skip_test("GM_TEST_SMALL: large sizes skipped");
+    rng r;
+    rng_seed(&r, 42);
+    sort_case(&r, (1 << 26) - 3, DIST_WIDE, GM_I32, 0, 0, 0, GM_KERNEL_AUTO, "2^26-3");
+    sort_case(&r, 1 << 26, DIST_WIDE, GM_I64, 0, 1, 1, GM_KERNEL_AUTO, "2^26");
+    sort_case(&r, 12345678, DIST_FEW, GM_I32, 0, 0, 1, GM_KERNEL_CIRCULAR, "12345678 few");
+    sort_case(&r, 9999999, DIST_WIDE, GM_I32, 0, 1, 0, GM_KERNEL_BASIC, "9999999");
+}
