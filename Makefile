@@ -29,7 +29,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
 
 CORE_SRC = core/util.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
 CLI_SRC  = cli/main.c cli/options.c
-CUDA_SRC = cuda/device.cu cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
+CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/gpu.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -98,12 +98,8 @@ test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	  $(BUILD)/tests/test_cli
 
 SANITIZER ?= compute-sanitizer
-sanitize: $(BUILD)/tests/test_gpu
-	@for tool in memcheck racecheck synccheck; do \
-	  echo "== compute-sanitizer --tool $$tool"; \
-	  GM_TEST_SMALL=1 $(SANITIZER) --tool $$tool --error-exitcode 1 \
-	    $(BUILD)/tests/test_gpu --jobs=1 || exit 1; \
-	done
+sanitize: gpumerge
+	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge bash tests/sanitize.sh memcheck racecheck synccheck
 
 # ---------------------------------------------------------------- bench
 

@@ -47,7 +47,7 @@ median_time() {
         t0=$(date +%s.%N)
         "$@"
         t1=$(date +%s.%N)
-        times+=("$(echo "$t1 - $t0" | bc -l)")
+        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
     done
     [ -n "${VERBOSE_TIMES:-}" ] && echo "$* ${times[*]}" >&2
     printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f", a[int((NR + 1) / 2)] }'
@@ -74,7 +74,7 @@ t_sortn=$(median_time sort_n)
 t_gms=$(median_time gm_sort)
 check_same sort "$OUT.sortn" "$OUT.gms"
 
-ratio() { echo "$1 / $2" | bc -l | awk '{ printf "%.2f", $1 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
 echo "machine: $(nproc) cores, $(uname -m); N=$N lines; device=$DEVICE; median of $REPEAT; $(date -u +%Y-%m-%d)"
 printf '%-34s %8s\n' "command" "seconds"

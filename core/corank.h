@@ -5,8 +5,11 @@
  *
  * GM_HD makes each function __host__ __device__ under nvcc and a plain static
  * inline function under a C compiler. Every function exists for int32_t and int64_t
- * keys (suffix _i32, _i64), generated from corank_impl.h; the CUDA side wraps them
- * in overloads for its key-type templates.
+ * keys (suffix _i32, _i64) with 64-bit positions, and again with 32-bit positions
+ * (suffix _i32_t, _i64_t) for tiles in GPU shared memory, where 64-bit index
+ * arithmetic would double the work of the inner loops. All four are generated from
+ * the one body in corank_impl.h; the CUDA side wraps them in overloads for its
+ * key-type templates.
  *
  * Order: keys are compared after XOR with a mask, 0 for ascending and all ones for
  * descending (~x reverses the order of two's-complement integers exactly), so one
@@ -28,15 +31,35 @@
 #define GM_CAT(a, b) GM_CAT2(a, b)
 
 #define GM_KEY int32_t
+#define GM_IDX int64_t
 #define GM_SUF _i32
 #include "corank_impl.h"
 #undef GM_KEY
+#undef GM_IDX
 #undef GM_SUF
 
 #define GM_KEY int64_t
+#define GM_IDX int64_t
 #define GM_SUF _i64
 #include "corank_impl.h"
 #undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY int32_t
+#define GM_IDX int32_t
+#define GM_SUF _i32_t
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY int64_t
+#define GM_IDX int32_t
+#define GM_SUF _i64_t
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
 #undef GM_SUF
 
 #endif

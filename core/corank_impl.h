@@ -1,6 +1,7 @@
 /*
- * corank_impl.h - body of corank.h, included once per key type with GM_KEY (the
- * type) and GM_SUF (the name suffix) defined. Not a header to include directly.
+ * corank_impl.h - body of corank.h, included once per key type and position type
+ * with GM_KEY (the key type), GM_IDX (the type of positions and lengths) and GM_SUF
+ * (the name suffix) defined. Not a header to include directly.
  */
 #define GM_FN(name) GM_CAT(name, GM_SUF)
 
@@ -15,13 +16,13 @@
  * search written as a lower bound over i in [max(0, k-n), min(k, m)]: "i is too big"
  * (a[i-1] > b[k-i]) is false, then true, as i grows. O(log min(m, n)) probes.
  */
-GM_HD int64_t GM_FN(gm_corank)(int64_t k, const GM_KEY *a, int64_t m,
-                                const GM_KEY *b, int64_t n, GM_KEY mask)
+GM_HD GM_IDX GM_FN(gm_corank)(GM_IDX k, const GM_KEY *a, GM_IDX m,
+                               const GM_KEY *b, GM_IDX n, GM_KEY mask)
 {
-    int64_t lo = k > n ? k - n : 0;
-    int64_t hi = k < m ? k : m;
+    GM_IDX lo = k > n ? k - n : 0;
+    GM_IDX hi = k < m ? k : m;
     while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2; /* lo < mid <= hi */
+        GM_IDX mid = lo + (hi - lo + 1) / 2; /* lo < mid <= hi */
         if ((GM_KEY)(a[mid - 1] ^ mask) > (GM_KEY)(b[k - mid] ^ mask))
             hi = mid - 1;
         else
@@ -36,11 +37,10 @@ GM_HD int64_t GM_FN(gm_corank)(int64_t k, const GM_KEY *a, int64_t m,
  * (i, j) is normally a co-rank pair. The caller guarantees count <= (m-i) + (n-j).
  * The inner loop has no branch on the data: the choice is a select.
  */
-GM_HD void GM_FN(gm_merge_seq)(const GM_KEY *a, int64_t m, const GM_KEY *b, int64_t n,
-                               int64_t i, int64_t j, GM_KEY *c, int64_t count,
-                               GM_KEY mask)
+GM_HD void GM_FN(gm_merge_seq)(const GM_KEY *a, GM_IDX m, const GM_KEY *b, GM_IDX n,
+                               GM_IDX i, GM_IDX j, GM_KEY *c, GM_IDX count, GM_KEY mask)
 {
-    int64_t t = 0;
+    GM_IDX t = 0;
     while (t < count && i < m && j < n) {
         GM_KEY x = a[i], y = b[j];
         int take_b = (GM_KEY)(y ^ mask) < (GM_KEY)(x ^ mask);

@@ -12,6 +12,10 @@
 
 #include "gm.h"
 
+#ifdef __cplusplus
+extern "C" { /* the benchmark and GPU tests compare against it from C++ too */
+#endif
+
 /* Merges two sorted arrays a (m keys) and b (n keys) of the given width into c
  * (m + n keys, not overlapping a or b): the output is cut into equal parts, each
  * part's inputs found by co-rank, each part merged on its own thread. Stable: on
@@ -29,5 +33,9 @@ void gm_cpu_merge_runs(gm_keys *keys, void **scratch, const int64_t *offsets,
 /* Sorts *keys, using *scratch (room for keys->n keys) and perhaps swapping the two
  * as gm_cpu_merge_runs does. Can't fail. */
 void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA side (C++) calls gm_fail */
+#endif
+
 #define GM_VERSION "1.0.0"
 
 /* Outcome of an operation. The numeric value of GM_OK and GM_DISORDER is the exit
@@ -81,5 +85,9 @@ typedef struct gm_config {
 int gm_merge(const gm_config *cfg, char *const *names, int nnames, gm_status *st);
 int gm_sort(const gm_config *cfg, char *const *names, int nnames, gm_status *st);
 int gm_check(const gm_config *cfg, char *const *names, int nnames, gm_status *st);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

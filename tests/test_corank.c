@@ -126,3 +126,37 @@ Test(corank, int32_matches_int64)
         cr_assert_eq(gm_corank_i32(k, a32, 200, b32, 300, 0),
                      gm_corank_i64(k, a64, 200, b64, 300, 0), "k=%lld", (long long)k);
 }
+
+/* The 32-bit-position variants (for GPU tiles) are the same function. */
+Test(corank, tile_variants_match)
+{
+    rng r;
+    rng_seed(&r, 3);
+    for (int round = 0; round < 200; round++) {
+        int32_t m = (int32_t)rng_range(&r, 0, 300), n = (int32_t)rng_range(&r, 0, 300);
+        int64_t a64[300], b64[300], c64[600], d64[600];
+        int32_t a32[300], b32[300], c32[600], d32[600];
+        int order = round % 2 ? 1 : -1;
+        for (int t = 0; t < m; t++)
+            a64[t] = rng_range(&r, -50, 50);
+        for (int t = 0; t < n; t++)
+            b64[t] = rng_range(&r, -50, 50);
+        ref_sort_i64(a64, m, order);
+        ref_sort_i64(b64, n, order);
+        for (int t = 0; t < m; t++)
+            a32[t] = (int32_t)a64[t];
+        for (int t = 0; t < n; t++)
+            b32[t] = (int32_t)b64[t];
+        for (int32_t k = 0; k <= m + n; k += 7) {
+            int32_t i = gm_corank_i32_t(k, a32, m, b32, n, order > 0 ? 0 : -1);
+            cr_assert_eq(i, gm_corank_i32(k, a32, m, b32, n, order > 0 ? 0 : -1));
+            cr_assert_eq(gm_corank_i64_t(k, a64, m, b64, n, order > 0 ? 0 : -1), i);
+            gm_merge_seq_i32_t(a32, m, b32, n, i, k - i, c32, m + n - k, order > 0 ? 0 : -1);
+            gm_merge_seq_i32(a32, m, b32, n, i, k - i, d32, m + n - k, order > 0 ? 0 : -1);
+            cr_assert_arr_eq(c32, d32, (size_t)(m + n - k) * sizeof *c32);
+            gm_merge_seq_i64_t(a64, m, b64, n, i, k - i, c64, m + n - k, order > 0 ? 0 : -1);
+            gm_merge_seq_i64(a64, m, b64, n, i, k - i, d64, m + n - k, order > 0 ? 0 : -1);
+            cr_assert_arr_eq(c64, d64, (size_t)(m + n - k) * sizeof *c64);
+        }
+    }
+}

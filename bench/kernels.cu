@@ -1,0 +1,384 @@
+/*
+ * bench/kernels.cu - the kernel benchmark (make bench, on a GPU machine).
+ *
+ * Merge: for 2^20, 2^24, 2^26, 2^28 int32 keys and 2^24, 2^27 int64 keys (random,
+ * split into two sorted halves), each of our kernels, cub::DeviceMerge::MergeKeys and
+ * thrust::merge, against a device-to-device cudaMemcpy of the same bytes. Sort: for
+ * 2^24, 2^26, 2^28 int32 and 2^24, 2^27 int64 random keys, our merge sort (with each
+ * merge kernel in its passes), cub::DeviceMergeSort::SortKeys,
+ * cub::DeviceRadixSort::SortKeys and thrust::sort.
+ *
+ * Every result is checked against the CPU engine. Times are CUDA-event medians of
+ * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
+ * bytes read plus written (2 n sizeof(key)), as the copy's does.
+ * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|all]
+ *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
+ * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table.
+ */
+#include <cub/device/device_merge.cuh>
+#include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/merge.h>
+#include <thrust/sort.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "../core/cpu.h"
+#include "../cuda/common.cuh"
+#include "../cuda/gpu.h"
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        cudaError_t e_ = (call);                                                           \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
+                    cudaGetErrorString(e_));                                               \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+static int REPEAT = 9;
+static const int WARMUP = 2;
+static FILE *tsv;
+
+struct less_op {
+    template <typename K> __host__ __device__ bool operator()(const K &a, const K &b) const
+    {
+        return a < b;
+    }
+};
+
+/* Median of REPEAT timed runs of fn (after WARMUP), in seconds. */
+template <typename F> static double time_median(F fn)
+{
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < WARMUP; i++)
+        fn();
+    std::vector<float> ms;
+    for (int i = 0; i < REPEAT; i++) {
+        CHECK(cudaEventRecord(a));
+        fn();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float t;
+        CHECK(cudaEventElapsedTime(&t, a, b));
+        ms.push_back(t);
+    }
+    CHECK(cudaGetLastError());
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms[ms.size() / 2] * 1e-3;
+}
+
+/* Random keys straight on the device: a hash of the index and a seed. */
+template <typename K> __global__ void fill_random(K *x, int64_t n, uint64_t seed)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ULL + seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    x[i] = (K)z;
+}
+
+template <typename K> static void fill(K *d, int64_t n, uint64_t seed)
+{
+    fill_random<K><<<(unsigned)((n + 255) / 256), 256>>>(d, n, seed);
+    CHECK(cudaGetLastError());
+}
+
+template <typename K> static void radix_sort_device(K *d, K *tmp, int64_t n)
+{
+    size_t bytes = 0;
+    CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d, tmp, n));
+    void *t;
+    CHECK(cudaMalloc(&t, bytes));
+    CHECK(cub::DeviceRadixSort::SortKeys(t, bytes, d, tmp, n));
+    CHECK(cudaMemcpy(d, tmp, n * sizeof(K), cudaMemcpyDeviceToDevice));
+    CHECK(cudaFree(t));
+}
+
+template <typename K> static bool same(const K *d_out, const std::vector<K> &want)
+{
+    std::vector<K> got(want.size());
+    CHECK(cudaMemcpy(got.data(), d_out, want.size() * sizeof(K), cudaMemcpyDeviceToHost));
+    return got == want;
+}
+
+static void row(const char *op, const char *what, int lg, int bits, double s, double bytes,
+                double copy_s, double keys, bool ok)
+{
+    double gbs = bytes / s * 1e-9;
+    if (copy_s > 0)
+        printf("%-6s %-22s 2^%-2d int%-2d %9.1f us %8.1f GB/s %6.1f%% of copy  %s\n", op, what,
+               lg, bits, s * 1e6, gbs, 100.0 * copy_s / s, ok ? "ok" : "WRONG");
+    else
+        printf("%-6s %-22s 2^%-2d int%-2d %9.1f us %8.2f Gkeys/s                %s\n", op, what,
+               lg, bits, s * 1e6, keys / s * 1e-9, ok ? "ok" : "WRONG");
+    if (tsv)
+        fprintf(tsv, "%s\t%s\t%d\t%d\t%.3f\t%.2f\t%.4f\t%s\n", op, what, lg, bits, s * 1e6,
+                copy_s > 0 ? gbs : keys / s * 1e-9, copy_s > 0 ? copy_s / s : 0.0,
+                ok ? "ok" : "WRONG");
+    fflush(stdout);
+}
+
+template <typename K> static void bench_merge(int lg)
+{
+    int64_t n = (int64_t)1 << lg, m = n / 2;
+    int bits = (int)sizeof(K) * 8;
+    K *d_in, *d_out, *d_tmp;
+    CHECK(cudaMalloc(&d_in, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    CHECK(cudaMalloc(&d_out, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    CHECK(cudaMalloc(&d_tmp, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    fill<K>(d_in, n, 12345 + lg);
+    radix_sort_device<K>(d_in, d_tmp, m);
+    radix_sort_device<K>(d_in + m, d_tmp, n - m);
+    std::vector<K> host(n), want(n);
+    CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
+    gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), m, host.data() + m, n - m,
+                  want.data(), 0, 16);
+    double bytes = 2.0 * n * sizeof(K);
+
+    double copy_s = time_median([&] {
+        CHECK(cudaMemcpyAsync(d_out, d_in, n * sizeof(K), cudaMemcpyDeviceToDevice));
+    });
+    row("merge", "cudaMemcpy D2D", lg, bits, copy_s, bytes, copy_s, n, true);
+
+    int64_t *d_cor, *d_meta;
+    CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+    int64_t bounds[3] = { 0, m, n };
+    const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
+    for (gm_kernel k : kernels) {
+        gm_status st;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = 1;
+        auto run = [&] {
+            if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+        };
+        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+        run();
+        bool ok = same(d_out, want);
+        double t = time_median(run);
+        char name[64];
+        snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
+        row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
+    }
+
+    size_t temp_bytes = 0;
+    CHECK(cub::DeviceMerge::MergeKeys(nullptr, temp_bytes, d_in, m, d_in + m, n - m, d_out,
+                                      less_op()));
+    void *temp;
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto cub_run = [&] {
+        CHECK(cub::DeviceMerge::MergeKeys(temp, temp_bytes, d_in, m, d_in + m, n - m, d_out,
+                                          less_op()));
+    };
+    CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+    cub_run();
+    bool ok = same(d_out, want);
+    row("merge", "cub::DeviceMerge", lg, bits, time_median(cub_run), bytes, copy_s, n, ok);
+    CHECK(cudaFree(temp));
+
+    auto thrust_run = [&] {
+        thrust::merge(thrust::device, d_in, d_in + m, d_in + m, d_in + n, d_out);
+    };
+    CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+    thrust_run();
+    ok = same(d_out, want);
+    row("merge", "thrust::merge", lg, bits, time_median(thrust_run), bytes, copy_s, n, ok);
+
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(d_tmp));
+    CHECK(cudaFree(d_cor));
+    CHECK(cudaFree(d_meta));
+}
+
+template <typename K> static void bench_sort(int lg)
+{
+    int64_t n = (int64_t)1 << lg;
+    int bits = (int)sizeof(K) * 8;
+    K *d_src, *d_a, *d_b;
+    CHECK(cudaMalloc(&d_src, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    CHECK(cudaMalloc(&d_a, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    CHECK(cudaMalloc(&d_b, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    fill<K>(d_src, n, 777 + lg);
+    std::vector<K> want(n), scratch(n);
+    CHECK(cudaMemcpy(want.data(), d_src, n * sizeof(K), cudaMemcpyDeviceToHost));
+    gm_keys hk = { want.data(), n, sizeof(K) == 4 ? GM_I32 : GM_I64 };
+    void *sp = scratch.data();
+    gm_cpu_sort(&hk, &sp, 0, 16);
+    if (hk.data != want.data())
+        memcpy(want.data(), hk.data, n * sizeof(K));
+
+    /* Every run sorts a fresh copy: the copy is timed apart and subtracted. */
+    auto refresh = [&] {
+        CHECK(cudaMemcpyAsync(d_a, d_src, n * sizeof(K), cudaMemcpyDeviceToDevice));
+    };
+    double copy_s = time_median(refresh);
+
+    int64_t *d_cor;
+    CHECK(cudaMalloc(&d_cor, (2 * n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+    const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
+    for (gm_kernel k : kernels) {
+        gm_status st;
+        K *out = nullptr;
+        int passes = 0;
+        auto run = [&] {
+            refresh();
+            if (sort_on_device<K>(d_a, d_b, n, (K)0, k, d_cor, &out, &passes, 0, &st)) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+        };
+        run();
+        bool ok = same(out, want);
+        double t = time_median(run) - copy_s;
+        char name[64];
+        snprintf(name, sizeof name, "gpumerge sort/%s", gm_kernel_name(k));
+        row("sort", name, lg, bits, t, 0, 0, n, ok);
+    }
+
+    size_t temp_bytes = 0;
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, temp_bytes, d_a, n, less_op()));
+    void *temp;
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto ms_run = [&] {
+        refresh();
+        CHECK(cub::DeviceMergeSort::SortKeys(temp, temp_bytes, d_a, n, less_op()));
+    };
+    ms_run();
+    bool ok = same(d_a, want);
+    row("sort", "cub::DeviceMergeSort", lg, bits, time_median(ms_run) - copy_s, 0, 0, n, ok);
+    CHECK(cudaFree(temp));
+
+    temp_bytes = 0;
+    CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, d_a, d_b, n));
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto rs_run = [&] {
+        refresh();
+        CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, d_a, d_b, n));
+    };
+    rs_run();
+    ok = same(d_b, want);
+    row("sort", "cub::DeviceRadixSort", lg, bits, time_median(rs_run) - copy_s, 0, 0, n, ok);
+    CHECK(cudaFree(temp));
+
+    auto th_run = [&] {
+        refresh();
+        thrust::sort(thrust::device, d_a, d_a + n);
+    };
+    th_run();
+    ok = same(d_a, want);
+    row("sort", "thrust::sort", lg, bits, time_median(th_run) - copy_s, 0, 0, n, ok);
+
+    CHECK(cudaFree(d_src));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_b));
+    CHECK(cudaFree(d_cor));
+}
+
+/* --kernel=auto's table: the three kernels over a range of sizes. */
+template <typename K> static void bench_crossover(int lg)
+{
+    int64_t n = (int64_t)1 << lg, m = n / 2;
+    K *d_in, *d_out, *d_tmp;
+    CHECK(cudaMalloc(&d_in, n * sizeof(K) + 16));
+    CHECK(cudaMalloc(&d_out, n * sizeof(K) + 16));
+    CHECK(cudaMalloc(&d_tmp, n * sizeof(K) + 16));
+    fill<K>(d_in, n, 99 + lg);
+    radix_sort_device<K>(d_in, d_tmp, m);
+    radix_sort_device<K>(d_in + m, d_tmp, n - m);
+    int64_t *d_cor, *d_meta;
+    CHECK(cudaMalloc(&d_cor, (n / 64 + 8) * sizeof(int64_t)));
+    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+    int64_t bounds[3] = { 0, m, n };
+    printf("crossover 2^%-2d int%d:", lg, (int)sizeof(K) * 8);
+    const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
+    for (gm_kernel k : kernels) {
+        gm_status st;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = 1;
+        double t = time_median([&] {
+            if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+        });
+        printf("  %s %8.1f us", gm_kernel_name(k), t * 1e6);
+        if (tsv)
+            fprintf(tsv, "crossover\t%s\t%d\t%d\t%.3f\n", gm_kernel_name(k), lg,
+                    (int)sizeof(K) * 8, t * 1e6);
+    }
+    printf("\n");
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(d_tmp));
+    CHECK(cudaFree(d_cor));
+    CHECK(cudaFree(d_meta));
+}
+
+int main(int argc, char **argv)
+{
+    int max_lg = argc > 1 ? atoi(argv[1]) : 28;
+    const char *what = argc > 2 ? argv[2] : "all";
+    if (getenv("REPEAT"))
+        REPEAT = atoi(getenv("REPEAT"));
+    if (getenv("BENCH_TSV"))
+        tsv = fopen(getenv("BENCH_TSV"), "w");
+    gm_gpu_info info;
+    gm_status st;
+    if (gm_gpu_probe(&info, &st)) {
+        fprintf(stderr, "%s\n", st.msg);
+        return 1;
+    }
+    printf("device: %s, %d SMs, compute %d.%d; median of %d after %d warm-up runs\n",
+           info.name, info.sm_count, info.cc_major, info.cc_minor, REPEAT, WARMUP);
+    if (strcmp(what, "crossover") == 0) {
+        for (int lg = 12; lg <= max_lg; lg += 2) {
+            bench_crossover<int32_t>(lg);
+            bench_crossover<int64_t>(lg);
+        }
+        return 0;
+    }
+    bool merges = strcmp(what, "sort") != 0, sorts = strcmp(what, "merge") != 0;
+    if (merges) {
+        int lgs[4] = { 20, 24, 26, 28 };
+        for (int lg : lgs)
+            if (lg <= max_lg)
+                bench_merge<int32_t>(lg);
+        int lg64[2] = { 24, 27 };
+        for (int lg : lg64)
+            if (lg <= max_lg - 1)
+                bench_merge<int64_t>(lg);
+    }
+    if (sorts) {
+        int lgs[3] = { 24, 26, 28 };
+        for (int lg : lgs)
+            if (lg <= max_lg)
+                bench_sort<int32_t>(lg);
+        int lg64[2] = { 24, 27 };
+        for (int lg : lg64)
+            if (lg <= max_lg - 1)
+                bench_sort<int64_t>(lg);
+    }
+    if (tsv)
+        fclose(tsv);
+    return 0;
+}

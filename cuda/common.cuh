@@ -1,0 +1,340 @@
+/*
+ * common.cuh - what every kernel file shares: checked CUDA calls, key-type overloads
+ * of the one co-rank and sequential merge (core/corank.h), the description of a
+ * merge pass, the tuning table, and the block-level load and store routines.
+ *
+ * A "merge pass" merges neighbouring runs of one array, pairwise: runs 2p and 2p+1
+ * of src become run p of dst, at the same positions. A two-way merge is a pass with
+ * one pair; a k-way merge is ceil(log2 k) passes (a tree of two-way merges); the
+ * sort's merge passes double the run length each time. The output of every pair is
+ * cut into tiles of `tile` keys; tile g belongs to one pair, so no block ever
+ * straddles two merges.
+ */
+#ifndef GM_CUDA_COMMON_CUH
+#define GM_CUDA_COMMON_CUH
+
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "../core/corank.h"
+#include "../core/gm.h"
+
+/* ------------------------------------------------------------------ errors */
+
+/* Fills st from a CUDA error ("CUDA error: WHAT: STRING") and returns GM_ECUDA, or
+ * GM_EDEVMEM for an allocation that failed for lack of memory. Defined in gpu.cu. */
+int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what);
+
+/* Evaluates a CUDA call; on failure returns its status from the enclosing function. */
+#define GM_CUDA(call, st)                                                       \
+    do {                                                                        \
+        cudaError_t gm_err_ = (call);                                           \
+        if (gm_err_ != cudaSuccess)                                             \
+            return gm_cuda_fail((st), gm_err_, #call);                          \
+    } while (0)
+
+/* After a launch: the launch error, if any. */
+#define GM_LAUNCHED(what, st) GM_CUDA(cudaGetLastError(), st)
+
+/* ------------------------------------------------------------------ keys */
+
+/* The one co-rank and sequential merge, by key type (templates call these). */
+__host__ __device__ inline int64_t corank(int64_t k, const int32_t *a, int64_t m,
+                                          const int32_t *b, int64_t n, int32_t mask)
+{
+    return gm_corank_i32(k, a, m, b, n, mask);
+}
+__host__ __device__ inline int64_t corank(int64_t k, const int64_t *a, int64_t m,
+                                          const int64_t *b, int64_t n, int64_t mask)
+{
+    return gm_corank_i64(k, a, m, b, n, mask);
+}
+__host__ __device__ inline void merge_seq(const int32_t *a, int64_t m, const int32_t *b,
+                                          int64_t n, int64_t i, int64_t j, int32_t *c,
+                                          int64_t count, int32_t mask)
+{
+    gm_merge_seq_i32(a, m, b, n, i, j, c, count, mask);
+}
+__host__ __device__ inline void merge_seq(const int64_t *a, int64_t m, const int64_t *b,
+                                          int64_t n, int64_t i, int64_t j, int64_t *c,
+                                          int64_t count, int64_t mask)
+{
+    gm_merge_seq_i64(a, m, b, n, i, j, c, count, mask);
+}
+
+/* The same with 32-bit positions, for tiles in shared memory. */
+__host__ __device__ inline int corank_tile(int k, const int32_t *a, int m, const int32_t *b,
+                                           int n, int32_t mask)
+{
+    return gm_corank_i32_t(k, a, m, b, n, mask);
+}
+__host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const int64_t *b,
+                                           int n, int64_t mask)
+{
+    return gm_corank_i64_t(k, a, m, b, n, mask);
+}
+__host__ __device__ inline void merge_seq_tile(const int32_t *a, int m, const int32_t *b, int n,
+                                               int i, int j, int32_t *c, int count,
+                                               int32_t mask)
+{
+    gm_merge_seq_i32_t(a, m, b, n, i, j, c, count, mask);
+}
+__host__ __device__ inline void merge_seq_tile(const int64_t *a, int m, const int64_t *b, int n,
+                                               int i, int j, int64_t *c, int count,
+                                               int64_t mask)
+{
+    gm_merge_seq_i64_t(a, m, b, n, i, j, c, count, mask);
+}
+
+/* ------------------------------------------------------------------ tuning */
+
+/*
+ * The tuning table: block shape per key type (compile time: it sizes shared
+ * memory and unrolled loops) and, per device, the grid of the circular kernel,
+ * whose blocks stay resident (filled in from the device's properties by gpu.cu).
+ *
+ *   THREADS  threads per block
+ *   ITEMS    keys each thread merges per tile; odd, so the staging writes of a warp
+ *            (thread t writes from t * ITEMS) fall in distinct shared-memory banks
+ *   TILE     keys per tile = THREADS * ITEMS; also the sort's block-sort tile, so
+ *            every sort run is a whole number of merge tiles
+ *   RING     the circular kernel's ring per input: a power of two >= TILE
+ *   TILED_MIN_BLOCKS  resident tiled blocks per multiprocessor the compiler must
+ *            allow for (caps registers: 16 blocks of 128 threads = 32 registers)
+ *
+ * Measured on an H200 with bench/tune.sh (bench/RESULTS.md has the runs): of
+ * 256 x 15, 256 x 11, 128 x 15, each persistent or one tile per block, 128 x 15
+ * with one tile per block and 32 registers was fastest for the tiled kernel, in
+ * the merge and in the sort, for both widths (int64 keeps 7 keys per thread so
+ * its tile has the same bytes). Occupancy, not instruction count, decided it.
+ */
+#ifndef GM_I32_THREADS /* -D overrides are for tuning experiments (bench/tune.sh) */
+#define GM_I32_THREADS 128
+#endif
+#ifndef GM_I32_ITEMS
+#define GM_I32_ITEMS 15
+#endif
+#ifndef GM_I64_THREADS
+#define GM_I64_THREADS 128
+#endif
+#ifndef GM_I64_ITEMS
+#define GM_I64_ITEMS 7
+#endif
+#ifndef GM_TILED_MIN_BLOCKS
+#define GM_TILED_MIN_BLOCKS 16
+#endif
+constexpr int gm_pow2_at_least(int x)
+{
+    return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
+}
+template <typename K> struct tuning;
+template <> struct tuning<int32_t> {
+    static constexpr int THREADS = GM_I32_THREADS, ITEMS = GM_I32_ITEMS;
+    static constexpr int TILE = THREADS * ITEMS;
+    static constexpr int RING = gm_pow2_at_least(TILE);
+    static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+};
+template <> struct tuning<int64_t> {
+    static constexpr int THREADS = GM_I64_THREADS, ITEMS = GM_I64_ITEMS;
+    static constexpr int TILE = THREADS * ITEMS;
+    static constexpr int RING = gm_pow2_at_least(TILE);
+    static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+};
+
+/* Per-device part of the table (gpu.cu fills it in once). */
+struct device_tuning {
+    int sm_count;
+    int circular_blocks_per_sm; /* resident blocks of the circular kernel */
+    size_t smem_optin;          /* largest dynamic shared memory a block may ask for */
+};
+extern device_tuning gm_device_tuning;
+
+/* ------------------------------------------------------------------ passes */
+
+struct pass_desc {
+    int64_t n;             /* keys in the array */
+    int64_t run_len;       /* > 0: run r is [r * run_len, min((r + 1) * run_len, n)) */
+    const int64_t *bounds; /* run_len == 0: run r is [bounds[r], bounds[r + 1]) (device;
+                              2 * npairs + 1 entries: an odd last run gets an empty b) */
+    const int64_t *tile0;  /* run_len == 0: first tile of pair p, tile0[npairs] = ntiles */
+    int64_t npairs;
+    int64_t tile;          /* output keys per tile */
+    int64_t tiles_per_pair;/* run_len > 0: tiles of every full pair */
+    int64_t ntiles;
+};
+
+/* Where pair p lies: a = [lo, mid), b = [mid, hi). */
+__device__ inline void pass_pair(const pass_desc &d, int64_t p, int64_t &lo, int64_t &mid,
+                                 int64_t &hi)
+{
+    if (d.run_len > 0) {
+        lo = 2 * p * d.run_len;
+        mid = lo + d.run_len < d.n ? lo + d.run_len : d.n;
+        hi = mid + d.run_len < d.n ? mid + d.run_len : d.n;
+    } else {
+        lo = d.bounds[2 * p];
+        mid = d.bounds[2 * p + 1];
+        hi = d.bounds[2 * p + 2];
+    }
+}
+
+/* Which pair tile g belongs to, and that pair's first tile. */
+__device__ inline int64_t pass_tile_pair(const pass_desc &d, int64_t g, int64_t &first)
+{
+    if (d.run_len > 0) {
+        int64_t p = g / d.tiles_per_pair;
+        first = p * d.tiles_per_pair;
+        return p;
+    }
+    int64_t lo = 0, hi = d.npairs - 1; /* last p with tile0[p] <= g */
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (d.tile0[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    first = d.tile0[lo];
+    return lo;
+}
+
+/* Everything a block needs about its tile: the pair's position, and the output
+ * range [k0, k1) relative to the pair. */
+struct tile_place {
+    int64_t lo, mid, hi; /* the pair */
+    int64_t k0, k1;      /* this tile's outputs, relative to lo */
+    int64_t g;           /* tile index */
+    bool last_of_pair;
+};
+
+__device__ inline tile_place place_tile(const pass_desc &d, int64_t g)
+{
+    tile_place t;
+    int64_t first;
+    int64_t p = pass_tile_pair(d, g, first);
+    pass_pair(d, p, t.lo, t.mid, t.hi);
+    int64_t len = t.hi - t.lo;
+    t.g = g;
+    t.k0 = (g - first) * d.tile;
+    t.k1 = t.k0 + d.tile < len ? t.k0 + d.tile : len;
+    t.last_of_pair = t.k1 == len;
+    return t;
+}
+
+/* ------------------------------------------------------------------ block I/O */
+
+/* Loads cnt keys into s: the first la from a, the rest from b. Coalesced (thread t
+ * loads t, t + THREADS, ...), and every load is issued before the first store to
+ * shared memory, so a thread has ITEMS loads in flight rather than one. */
+template <typename K, int THREADS, int ITEMS>
+__device__ inline void load_two(K *s, const K *a, int64_t la, const K *b, int64_t cnt)
+{
+    K v[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++) {
+        int64_t x = threadIdx.x + u * THREADS;
+        const K *p = x < la ? a + x : b + (x - la);
+        v[u] = x < cnt ? *p : K(0);
+    }
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++) {
+        int64_t x = threadIdx.x + u * THREADS;
+        if (x < cnt)
+            s[x] = v[u];
+    }
+}
+
+/* The same, as asynchronous copies into shared memory (cp.async on sm_80 and
+ * later): the caller commits the group and waits for it before reading s. */
+template <typename K, int THREADS, int ITEMS>
+__device__ inline void load_two_async(K *s, const K *a, int64_t la, const K *b, int64_t cnt)
+{
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++) {
+        int64_t x = threadIdx.x + u * THREADS;
+        if (x < cnt)
+            __pipeline_memcpy_async(s + x, x < la ? a + x : b + (x - la), sizeof(K));
+    }
+}
+
+/* Stores cnt keys from s (16-byte aligned) to out, coalesced: 16 bytes per thread
+ * and store when out is 16-byte aligned too, else one key per store. */
+template <typename K, int THREADS, int ITEMS>
+__device__ inline void store_tile(K *out, const K *s, int64_t cnt)
+{
+    constexpr int PER_VEC = 16 / sizeof(K);
+    int64_t done = 0;
+    if (((uintptr_t)out & 15) == 0) {
+        int64_t nvec = cnt / PER_VEC;
+        for (int64_t v = threadIdx.x; v < nvec; v += THREADS)
+            ((int4 *)out)[v] = ((const int4 *)s)[v];
+        done = nvec * PER_VEC;
+    }
+    for (int64_t x = done + threadIdx.x; x < cnt; x += THREADS)
+        out[x] = s[x];
+}
+
+/* The heart of every tiled kernel: a (la keys) and b (lb keys) sit in shared
+ * memory; thread t finds the co-rank of output t * ITEMS and merges the next ITEMS
+ * outputs into stage. The caller synchronizes before and after. */
+template <typename K, int ITEMS>
+__device__ inline void merge_tile(const K *a, int la, const K *b, int lb, K *stage, K mask)
+{
+    int cnt = la + lb, k = threadIdx.x * ITEMS;
+    if (k < cnt) {
+        int i = corank_tile(k, a, la, b, lb, mask);
+        merge_seq_tile(a, la, b, lb, i, k - i, stage + k, cnt - k < ITEMS ? cnt - k : ITEMS,
+                       mask);
+    }
+}
+
+/* ------------------------------------------------------------------ launchers */
+
+/* Host launchers of the three kernels (merge_basic.cu, merge_tiled.cu,
+ * merge_circular.cu) and of the partition kernel. Each runs one pass described by d
+ * (with d.tile already set to the kernel's tile) from src to dst on stream s,
+ * using scratch for co-ranks (room for d.ntiles + 1 entries). Return GM_OK or a
+ * CUDA error status. */
+template <typename K>
+int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
+                     cudaStream_t s, gm_status *st);
+template <typename K>
+int launch_merge_basic(const K *src, K *dst, const pass_desc &d, K mask, cudaStream_t s,
+                       gm_status *st);
+template <typename K>
+int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, int64_t *coranks,
+                       cudaStream_t s, gm_status *st);
+template <typename K>
+int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
+                          int64_t *coranks, cudaStream_t s, gm_status *st);
+
+/* The circular kernel's "tile" is a block's whole segment: n keys spread over the
+ * blocks that fit on the device at once, in whole tiles. */
+template <typename K> int64_t circular_segment(int64_t n);
+/* Resident blocks per multiprocessor of the circular kernel. */
+template <typename K> int circular_occupancy();
+
+/* Arrays passed to the launchers below need 16 bytes of slack after their last key:
+ * the tiled kernel copies whole 16-byte chunks. */
+
+/* Runs one merge pass with the given kernel (never AUTO): fills in d's tiling for
+ * that kernel (for irregular runs, host_bounds holds the run boundaries on the
+ * host and d.bounds/d.tile0 point at device scratch it is copied to), then
+ * launches. Defined in gpu.cu. */
+template <typename K>
+int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_t *host_bounds,
+               int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st);
+
+/* The whole device sort (gpu.cu): block sort of d_keys into d_tmp, then merge
+ * passes with kernel; *out gets the buffer holding the result, *passes the number of
+ * merge passes. d_cor needs room for n / TILE * 2 + 2 entries. */
+template <typename K>
+int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
+                   K **out, int *passes, cudaStream_t s, gm_status *st);
+
+/* Block sort (mergesort.cu): sorts every TILE keys of src into dst. */
+template <typename K>
+int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, gm_status *st);
+
+#endif

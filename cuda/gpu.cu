@@ -1,0 +1,405 @@
+/*
+ * gpu.cu - the GPU engine behind gpu.h: finding the device, filling in the
+ * per-device tuning, device memory, copies, error mapping, and the drivers that run
+ * merges and sorts as sequences of merge passes (see common.cuh).
+ *
+ * Merge of k runs: ceil(log2 k) passes, each merging neighbouring runs pairwise, so
+ * ties keep input order. Sort: the block sort, then passes over runs of TILE,
+ * 2 TILE, ... keys; -u then collapses equal neighbours on the device
+ * (cub::DeviceSelect::Unique). Every CUDA call and launch is checked; an error comes
+ * back as a status ("CUDA error: ..."), and device buffers are released on every
+ * path.
+ */
+#include <cub/device/device_select.cuh>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <vector>
+
+#include "common.cuh"
+#include "gpu.h"
+
+device_tuning gm_device_tuning;
+
+int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
+{
+    char call[64];
+    size_t n = strcspn(what, "(");
+    snprintf(call, sizeof call, "%.*s", (int)(n < 63 ? n : 63), what);
+    cudaGetLastError(); /* clear a non-sticky error so later calls are not blamed */
+    if (err == cudaErrorMemoryAllocation)
+        return gm_fail(st, GM_EDEVMEM, "data does not fit in GPU memory (%s: %s)", call,
+                       cudaGetErrorString(err));
+    return gm_fail(st, GM_ECUDA, "CUDA error: %s (%s)", cudaGetErrorString(err), call);
+}
+
+/* ------------------------------------------------------------------ probe */
+
+static int probe_rc = -1;
+static gm_gpu_info probe_info;
+static char probe_msg[512];
+
+/* Launched never: asking for its attributes tells whether the fat binary holds code
+ * this device can run. */
+__global__ void probe_kernel() {}
+
+extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
+{
+    if (probe_rc < 0) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        int count = 0;
+        cudaDeviceProp prop;
+        cudaFuncAttributes attr;
+        cudaError_t err = cudaGetDeviceCount(&count);
+        if (err == cudaSuccess && count == 0)
+            err = cudaErrorNoDevice;
+        if (err == cudaSuccess)
+            err = cudaSetDevice(0);
+        if (err == cudaSuccess)
+            err = cudaFree(0); /* creates the context */
+        if (err == cudaSuccess)
+            err = cudaGetDeviceProperties(&prop, 0);
+        if (err == cudaSuccess)
+            err = cudaFuncGetAttributes(&attr, probe_kernel);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (err != cudaSuccess) {
+            snprintf(probe_msg, sizeof probe_msg, "no usable CUDA device: %s",
+                     cudaGetErrorString(err));
+            cudaGetLastError();
+            probe_rc = GM_ENODEV;
+        } else {
+            memset(&probe_info, 0, sizeof probe_info);
+            snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
+            probe_info.sm_count = prop.multiProcessorCount;
+            probe_info.cc_major = prop.major;
+            probe_info.cc_minor = prop.minor;
+            cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
+            probe_info.init_seconds =
+                (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+            gm_device_tuning.sm_count = prop.multiProcessorCount;
+            gm_device_tuning.smem_optin = prop.sharedMemPerBlockOptin;
+            gm_device_tuning.circular_blocks_per_sm = circular_occupancy<int32_t>();
+            probe_rc = GM_OK;
+        }
+    }
+    if (probe_rc != GM_OK)
+        return gm_fail(st, GM_ENODEV, "%s", probe_msg);
+    if (info)
+        *info = probe_info;
+    return GM_OK;
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+/* Device allocations released when the scope ends, whatever the path. */
+struct device_buffers {
+    std::vector<void *> ptrs;
+    ~device_buffers()
+    {
+        for (void *p : ptrs)
+            cudaFree(p);
+    }
+    template <typename T> int alloc(T **p, size_t count, gm_status *st)
+    {
+        void *raw = nullptr;
+        GM_CUDA(cudaMalloc(&raw, count * sizeof(T) + 16), st);
+        ptrs.push_back(raw);
+        *p = (T *)raw;
+        return GM_OK;
+    }
+};
+
+/* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
+static int check_fits(size_t need, gm_status *st)
+{
+    size_t free_b = 0, total = 0;
+    GM_CUDA(cudaMemGetInfo(&free_b, &total), st);
+    if (need > free_b / 100 * 95)
+        return gm_fail(st, GM_EDEVMEM,
+                       "data does not fit in GPU memory: %.1f MiB needed, %.1f MiB free",
+                       (double)need / 1048576.0, (double)free_b / 1048576.0);
+    return GM_OK;
+}
+
+/* Elapsed seconds between two recorded events. */
+static double seconds(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    return ms * 1e-3;
+}
+
+struct event_set {
+    cudaEvent_t e[4] = { nullptr, nullptr, nullptr, nullptr };
+    ~event_set()
+    {
+        for (cudaEvent_t x : e)
+            if (x)
+                cudaEventDestroy(x);
+    }
+    int create(gm_status *st)
+    {
+        for (cudaEvent_t &x : e)
+            GM_CUDA(cudaEventCreate(&x), st);
+        return GM_OK;
+    }
+};
+
+/* ------------------------------------------------------------------ passes */
+
+static gm_kernel resolve(gm_kernel k, int64_t n, gm_width w)
+{
+    return k == GM_KERNEL_AUTO ? gm_gpu_auto_kernel(n, w) : k;
+}
+
+template <typename K> static int64_t kernel_tile(gm_kernel kernel, int64_t n)
+{
+    return kernel == GM_KERNEL_CIRCULAR ? circular_segment<K>(n) : (int64_t)tuning<K>::TILE;
+}
+
+template <typename K>
+int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_t *host_bounds,
+               int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st)
+{
+    d.tile = kernel_tile<K>(kernel, d.n);
+    if (d.run_len > 0) {
+        int64_t nruns = (d.n + d.run_len - 1) / d.run_len;
+        d.npairs = (nruns + 1) / 2;
+        d.tiles_per_pair = (2 * d.run_len + d.tile - 1) / d.tile;
+        int64_t last_len = d.n - 2 * (d.npairs - 1) * d.run_len;
+        d.ntiles = d.npairs == 0 ? 0
+                                 : (d.npairs - 1) * d.tiles_per_pair + (last_len + d.tile - 1) / d.tile;
+    } else {
+        /* host_bounds: 2 npairs + 1 entries. Tiles of each pair, then both arrays up. */
+        std::vector<int64_t> up;
+        for (int64_t r = 0; r <= 2 * d.npairs; r++)
+            up.push_back(host_bounds[r]);
+        int64_t tiles = 0;
+        for (int64_t p = 0; p < d.npairs; p++) {
+            up.push_back(tiles);
+            int64_t len = host_bounds[2 * p + 2] - host_bounds[2 * p];
+            tiles += (len + d.tile - 1) / d.tile;
+        }
+        up.push_back(tiles);
+        d.ntiles = tiles;
+        GM_CUDA(cudaMemcpyAsync(dev_scratch, up.data(), up.size() * sizeof(int64_t),
+                                cudaMemcpyHostToDevice, s),
+                st);
+        d.bounds = dev_scratch;
+        d.tile0 = dev_scratch + 2 * d.npairs + 1;
+    }
+    switch (kernel) {
+    case GM_KERNEL_BASIC:
+        return launch_merge_basic<K>(src, dst, d, mask, s, st);
+    case GM_KERNEL_CIRCULAR:
+        return launch_merge_circular<K>(src, dst, d, mask, coranks, s, st);
+    default:
+        return launch_merge_tiled<K>(src, dst, d, mask, coranks, s, st);
+    }
+}
+
+/* Entries of co-rank scratch any pass over n keys may need. */
+template <typename K> static int64_t coranks_needed(int64_t n, int64_t npairs_max)
+{
+    return n / tuning<K>::TILE + npairs_max + 2;
+}
+
+/* ------------------------------------------------------------------ merge */
+
+template <typename K>
+static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                        gm_kernel kernel, gm_gpu_times *times, gm_status *st)
+{
+    int64_t n = keys->n;
+    K mask = reverse ? (K)-1 : (K)0;
+    gm_kernel used = resolve(kernel, n, keys->width);
+    times->kernel_used = used;
+    int64_t ncor = coranks_needed<K>(n, nruns);
+    int rc = check_fits(2 * (size_t)n * sizeof(K) + (size_t)(ncor + 4 * nruns + 8) * 8, st);
+    if (rc)
+        return rc;
+    device_buffers mem;
+    K *d_a = nullptr, *d_b = nullptr;
+    int64_t *d_cor = nullptr, *d_meta = nullptr;
+    if ((rc = mem.alloc(&d_a, (size_t)n, st)) || (rc = mem.alloc(&d_b, (size_t)n, st)) ||
+        (rc = mem.alloc(&d_cor, (size_t)ncor, st)) ||
+        (rc = mem.alloc(&d_meta, (size_t)(4 * nruns + 8), st)))
+        return rc;
+    event_set ev;
+    if ((rc = ev.create(st)))
+        return rc;
+    cudaStream_t s = 0;
+
+    GM_CUDA(cudaEventRecord(ev.e[0], s), st);
+    GM_CUDA(cudaMemcpyAsync(d_a, keys->data, (size_t)n * sizeof(K), cudaMemcpyHostToDevice, s), st);
+    GM_CUDA(cudaEventRecord(ev.e[1], s), st);
+
+    std::vector<int64_t> bounds(offsets, offsets + nruns + 1);
+    int passes = 0;
+    while (bounds.size() > 2) {
+        int64_t runs = (int64_t)bounds.size() - 1;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = (runs + 1) / 2;
+        if (runs % 2)
+            bounds.push_back(bounds.back()); /* the odd run gets an empty partner */
+        rc = merge_pass<K>(used, d_a, d_b, d, bounds.data(), d_meta, mask, d_cor, s, st);
+        if (rc)
+            return rc;
+        std::vector<int64_t> next;
+        for (size_t r = 0; r < bounds.size(); r += 2)
+            next.push_back(bounds[r]);
+        bounds.swap(next);
+        std::swap(d_a, d_b);
+        passes++;
+    }
+    GM_CUDA(cudaEventRecord(ev.e[2], s), st);
+    GM_CUDA(cudaMemcpyAsync(keys->data, d_a, (size_t)n * sizeof(K), cudaMemcpyDeviceToHost, s), st);
+    GM_CUDA(cudaEventRecord(ev.e[3], s), st);
+    GM_CUDA(cudaEventSynchronize(ev.e[3]), st);
+    times->h2d = seconds(ev.e[0], ev.e[1]);
+    times->kernel = seconds(ev.e[1], ev.e[2]);
+    times->d2h = seconds(ev.e[2], ev.e[3]);
+    times->passes = passes;
+    return GM_OK;
+}
+
+extern "C" int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                            gm_kernel kernel, gm_gpu_times *times, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    memset(times, 0, sizeof *times);
+    times->kernel_used = resolve(kernel, keys->n, keys->width);
+    if (keys->n == 0 || nruns <= 1)
+        return GM_OK;
+    return keys->width == GM_I32
+               ? merge_on_gpu<int32_t>(keys, offsets, nruns, reverse, kernel, times, st)
+               : merge_on_gpu<int64_t>(keys, offsets, nruns, reverse, kernel, times, st);
+}
+
+/* ------------------------------------------------------------------ sort */
+
+template <typename K>
+int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
+                   K **out, int *passes, cudaStream_t s, gm_status *st)
+{
+    int rc = launch_block_sort<K>(d_keys, d_tmp, n, mask, s, st);
+    if (rc)
+        return rc;
+    K *src = d_tmp, *dst = d_keys;
+    *passes = 0;
+    for (int64_t run = tuning<K>::TILE; run < n; run *= 2) {
+        pass_desc d{};
+        d.n = n;
+        d.run_len = run;
+        if ((rc = merge_pass<K>(kernel, src, dst, d, nullptr, nullptr, mask, d_cor, s, st)))
+            return rc;
+        std::swap(src, dst);
+        (*passes)++;
+    }
+    *out = src;
+    return GM_OK;
+}
+
+template <typename K>
+static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+                       gm_gpu_times *times, gm_status *st)
+{
+    int64_t n = keys->n;
+    K mask = reverse ? (K)-1 : (K)0;
+    gm_kernel used = resolve(kernel, n, keys->width);
+    times->kernel_used = used;
+    int64_t ncor = coranks_needed<K>(n, n / tuning<K>::TILE + 1);
+    int rc = check_fits(2 * (size_t)n * sizeof(K) + (size_t)ncor * 8 + (64u << 20), st);
+    if (rc)
+        return rc;
+    device_buffers mem;
+    K *d_a = nullptr, *d_b = nullptr;
+    int64_t *d_cor = nullptr;
+    if ((rc = mem.alloc(&d_a, (size_t)n, st)) || (rc = mem.alloc(&d_b, (size_t)n, st)) ||
+        (rc = mem.alloc(&d_cor, (size_t)ncor, st)))
+        return rc;
+    event_set ev;
+    if ((rc = ev.create(st)))
+        return rc;
+    cudaStream_t s = 0;
+
+    GM_CUDA(cudaEventRecord(ev.e[0], s), st);
+    GM_CUDA(cudaMemcpyAsync(d_a, keys->data, (size_t)n * sizeof(K), cudaMemcpyHostToDevice, s), st);
+    GM_CUDA(cudaEventRecord(ev.e[1], s), st);
+    K *sorted;
+    int passes;
+    if ((rc = sort_on_device<K>(d_a, d_b, n, mask, used, d_cor, &sorted, &passes, s, st)))
+        return rc;
+    int64_t n_out = n;
+    if (unique) {
+        K *other = sorted == d_a ? d_b : d_a;
+        int64_t *d_count = d_cor; /* the co-ranks are no longer needed */
+        size_t temp_bytes = 0;
+        GM_CUDA(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted, other, d_count, n, s), st);
+        void *temp;
+        if ((rc = mem.alloc((unsigned char **)&temp, temp_bytes, st)))
+            return rc;
+        GM_CUDA(cub::DeviceSelect::Unique(temp, temp_bytes, sorted, other, d_count, n, s), st);
+        GM_CUDA(cudaMemcpyAsync(&n_out, d_count, sizeof n_out, cudaMemcpyDeviceToHost, s), st);
+        GM_CUDA(cudaStreamSynchronize(s), st);
+        sorted = other;
+    }
+    GM_CUDA(cudaEventRecord(ev.e[2], s), st);
+    GM_CUDA(cudaMemcpyAsync(keys->data, sorted, (size_t)n_out * sizeof(K), cudaMemcpyDeviceToHost, s), st);
+    GM_CUDA(cudaEventRecord(ev.e[3], s), st);
+    GM_CUDA(cudaEventSynchronize(ev.e[3]), st);
+    keys->n = n_out;
+    times->h2d = seconds(ev.e[0], ev.e[1]);
+    times->kernel = seconds(ev.e[1], ev.e[2]);
+    times->d2h = seconds(ev.e[2], ev.e[3]);
+    times->passes = passes;
+    return GM_OK;
+}
+
+extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+                           gm_gpu_times *times, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    memset(times, 0, sizeof *times);
+    times->kernel_used = resolve(kernel, keys->n, keys->width);
+    if (keys->n == 0)
+        return GM_OK;
+    return keys->width == GM_I32 ? sort_on_gpu<int32_t>(keys, reverse, unique, kernel, times, st)
+                                 : sort_on_gpu<int64_t>(keys, reverse, unique, kernel, times, st);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+extern "C" int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)
+{
+    (void)kernel;
+    return width == GM_I32 ? tuning<int32_t>::TILE : tuning<int64_t>::TILE;
+}
+
+extern "C" int64_t gm_gpu_sort_tile(gm_width width)
+{
+    return width == GM_I32 ? tuning<int32_t>::TILE : tuning<int64_t>::TILE;
+}
+
+/* The kernel --kernel=auto runs, by size and width: see bench/RESULTS.md. */
+extern "C" gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
+{
+    (void)n;
+    (void)width;
+    return GM_KERNEL_TILED;
+}
+
+#define GM_INSTANTIATE(K)                                                                  \
+    template int merge_pass<K>(gm_kernel, const K *, K *, pass_desc, const int64_t *,      \
+                               int64_t *, K, int64_t *, cudaStream_t, gm_status *);        \
+    template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
+                                   cudaStream_t, gm_status *);
+GM_INSTANTIATE(int32_t)
+GM_INSTANTIATE(int64_t)

@@ -1,0 +1,94 @@
+/*
+ * mergesort.cu - the block-sort stage of the GPU merge sort (after the CUDA
+ * samples' mergeSort, seeds/002: sort small tiles in shared memory, then merge runs
+ * of doubling length), built from the same co-rank and sequential merge as the
+ * merge kernels.
+ *
+ * Each block sorts one tile of TILE keys: every thread sorts its ITEMS keys in
+ * registers (odd-even transposition sort, fully unrolled), then log2(THREADS)
+ * rounds merge neighbouring runs in shared memory, ping-ponging between two
+ * buffers; in each round a thread finds its place with co-rank and merges ITEMS
+ * keys. The passes that follow (gpu.cu) merge runs of TILE, 2 TILE, 4 TILE, ...
+ * with the kernel chosen by --kernel. A partial last tile is padded with the key
+ * that sorts last, and the padding is never stored.
+ */
+#include <limits>
+
+#include "common.cuh"
+
+/* The block sort itself; mask is a constant at each call site below. */
+template <typename K>
+__device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
+                                           int64_t n, const K mask)
+{
+    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
+    constexpr int TILE = tuning<K>::TILE;
+    __shared__ __align__(16) K buf[2][TILE];
+    int64_t base = (int64_t)blockIdx.x * TILE;
+    int64_t cnt = n - base < TILE ? n - base : TILE;
+    const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
+
+    load_two<K, THREADS, ITEMS>(buf[0], src + base, cnt, src + base, cnt);
+    for (int x = (int)cnt + threadIdx.x; x < TILE; x += THREADS)
+        buf[0][x] = pad;
+    __syncthreads();
+
+    /* Each thread sorts its ITEMS consecutive keys in registers. */
+    K r[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        r[u] = buf[0][threadIdx.x * ITEMS + u];
+#pragma unroll
+    for (int round = 0; round < ITEMS; round++) {
+#pragma unroll
+        for (int u = round & 1; u + 1 < ITEMS; u += 2) {
+            K x = r[u], y = r[u + 1];
+            bool swap = (K)(y ^ mask) < (K)(x ^ mask);
+            r[u] = swap ? y : x;
+            r[u + 1] = swap ? x : y;
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        buf[0][threadIdx.x * ITEMS + u] = r[u];
+    __syncthreads();
+
+    /* Merge runs of w keys pairwise until one run fills the tile. */
+    int s = 0;
+    for (int w = ITEMS; w < TILE; w *= 2) {
+        const K *in = buf[s];
+        int k = threadIdx.x * ITEMS;
+        int pair = k / (2 * w) * (2 * w), local = k - pair;
+        int i = corank_tile(local, in + pair, w, in + pair + w, w, mask);
+        merge_seq_tile(in + pair, w, in + pair + w, w, i, local - i, buf[s ^ 1] + k, ITEMS, mask);
+        __syncthreads();
+        s ^= 1;
+    }
+    store_tile<K, THREADS, ITEMS>(dst + base, buf[s], cnt);
+}
+
+template <typename K>
+__global__ void __launch_bounds__(tuning<K>::THREADS)
+block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
+{
+    if (mask == 0)
+        block_sort<K>(src, dst, n, K(0));
+    else
+        block_sort<K>(src, dst, n, K(-1));
+}
+
+template <typename K>
+int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, gm_status *st)
+{
+    if (n == 0)
+        return GM_OK;
+    unsigned blocks = (unsigned)((n + tuning<K>::TILE - 1) / tuning<K>::TILE);
+    block_sort_kernel<K><<<blocks, tuning<K>::THREADS, 0, s>>>(src, dst, n, mask);
+    GM_LAUNCHED("block_sort_kernel", st);
+    return GM_OK;
+}
+
+template int launch_block_sort<int32_t>(const int32_t *, int32_t *, int64_t, int32_t,
+                                        cudaStream_t, gm_status *);
+template int launch_block_sort<int64_t>(const int64_t *, int64_t *, int64_t, int64_t,
+                                        cudaStream_t, gm_status *);
