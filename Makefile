@@ -87,6 +87,8 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
 	$(CC) $(CFLAGS) -o $@ $^ -lcriterion $(GPU_LIBS) $(LDLIBS)
 
 test: gpumerge $(TEST_BIN)
+	@if command -v groff >/dev/null; then \
+	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata \
 	    $$t --jobs=2 $$(case $$t in *gpu) echo --verbose;; esac) || fail=1; \

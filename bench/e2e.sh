@@ -7,7 +7,7 @@
 #   sort:   gpumerge sort r       vs  LC_ALL=C sort -n --parallel=$(nproc) r
 # Every output is compared with sort's. Each time is the median of REPEAT runs.
 #
-# Usage: bench/e2e.sh [N]     environment: DEVICE (cpu|gpu|auto, default cpu),
+# Usage: bench/e2e.sh [N]     environment: DEVICES (any of cpu gpu auto, default cpu),
 #        REPEAT (default 5), GPUMERGE, DIR (scratch folder; default a folder in
 #        /dev/shm when it has room, so that every command writes to memory and disk
 #        write-back does not add noise to whichever command runs when it kicks in;
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 N=${1:-10000000}
-DEVICE=${DEVICE:-cpu}
+DEVICES=${DEVICES:-${DEVICE:-cpu}}
 REPEAT=${REPEAT:-5}
 if [ -z "${DIR:-}" ]; then
     DIR=.bench
@@ -62,27 +62,34 @@ check_same() { # check_same WHAT EXPECTED ACTUAL
 
 cat_ab() { cat "$A" "$B" >"$OUT.cat"; }
 sort_m() { sort -m -n "$A" "$B" -o "$OUT.sortm"; }
-gm_merge() { "$GPUMERGE" merge --device="$DEVICE" "$A" "$B" -o "$OUT.gm"; }
+gm_merge() { "$GPUMERGE" merge --device="$1" "$A" "$B" -o "$OUT.gm"; }
 sort_n() { sort -n --parallel="$(nproc)" "$R" -o "$OUT.sortn"; }
-gm_sort() { "$GPUMERGE" sort --device="$DEVICE" "$R" -o "$OUT.gms"; }
+gm_sort() { "$GPUMERGE" sort --device="$1" "$R" -o "$OUT.gms"; }
 
 t_cat=$(median_time cat_ab)
 t_sortm=$(median_time sort_m)
-t_gm=$(median_time gm_merge)
-check_same merge "$OUT.sortm" "$OUT.gm"
 t_sortn=$(median_time sort_n)
-t_gms=$(median_time gm_sort)
-check_same sort "$OUT.sortn" "$OUT.gms"
+declare -A t_gm t_gms
+for d in $DEVICES; do
+    t_gm[$d]=$(median_time gm_merge "$d")
+    check_same merge "$OUT.sortm" "$OUT.gm"
+    t_gms[$d]=$(median_time gm_sort "$d")
+    check_same sort "$OUT.sortn" "$OUT.gms"
+done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
-echo "machine: $(nproc) cores, $(uname -m); N=$N lines; device=$DEVICE; median of $REPEAT; $(date -u +%Y-%m-%d)"
-printf '%-34s %8s\n' "command" "seconds"
-printf '%-34s %8s\n' "cat a b > out" "$t_cat"
-printf '%-34s %8s\n' "sort -m -n a b" "$t_sortm"
-printf '%-34s %8s\n' "gpumerge merge a b" "$t_gm"
-printf '%-34s %8s\n' "sort -n --parallel=$(nproc) r" "$t_sortn"
-printf '%-34s %8s\n' "gpumerge sort r" "$t_gms"
+echo "machine: $(nproc) cores, $(uname -m); N=$N lines; median of $REPEAT; $(date -u +%Y-%m-%d)"
+printf '%-40s %8s\n' "command" "seconds"
+printf '%-40s %8s\n' "cat a b > out" "$t_cat"
+printf '%-40s %8s\n' "sort -m -n a b" "$t_sortm"
+printf '%-40s %8s\n' "sort -n --parallel=$(nproc) r" "$t_sortn"
+for d in $DEVICES; do
+    printf '%-40s %8s\n' "gpumerge merge --device=$d a b" "${t_gm[$d]}"
+    printf '%-40s %8s\n' "gpumerge sort --device=$d r" "${t_gms[$d]}"
+done
 echo
-echo "merge: $(ratio "$t_sortm" "$t_gm")x faster than sort -m -n; $(ratio "$t_gm" "$t_cat")x the time of cat"
-echo "sort:  $(ratio "$t_sortn" "$t_gms")x faster than sort -n --parallel=$(nproc)"
+for d in $DEVICES; do
+    echo "--device=$d: merge $(ratio "$t_sortm" "${t_gm[$d]}")x faster than sort -m -n and $(ratio "${t_gm[$d]}" "$t_cat")x the time of cat;" \
+        "sort $(ratio "$t_sortn" "${t_gms[$d]}")x faster than sort -n --parallel=$(nproc)"
+done

@@ -334,6 +334,39 @@ template <typename K> static void bench_crossover(int lg)
     CHECK(cudaFree(d_meta));
 }
 
+/* Diagnosis: sorts n clustered keys with kernel and reports the first difference
+ * from the CPU's sort. */
+template <typename K> static void check_sort(int64_t n, gm_kernel kernel, int reverse)
+{
+    std::vector<K> h(n), want(n), scratch(n);
+    uint64_t z = 88172645463325252ULL + n;
+    for (int64_t i = 0; i < n; i++) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        int64_t hi = (int64_t)(z % 200001) - 100000;
+        h[i] = sizeof(K) == 8 ? (K)(hi * 4294967296LL + (int64_t)((z >> 40) % 1000)) : (K)hi;
+    }
+    want = h;
+    gm_keys hk = { want.data(), n, sizeof(K) == 4 ? GM_I32 : GM_I64 };
+    void *sp = scratch.data();
+    gm_cpu_sort(&hk, &sp, reverse, 4);
+    if (hk.data != want.data())
+        memcpy(want.data(), hk.data, n * sizeof(K));
+    gm_keys gk = { h.data(), n, hk.width };
+    gm_gpu_times t;
+    gm_status st;
+    if (gm_gpu_sort(&gk, reverse, 0, kernel, &t, &st)) {
+        printf("check n=%lld: %s\n", (long long)n, st.msg);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (h[i] != want[i]) {
+            printf("check int%d n=%lld %s rev=%d: first difference at %lld (tile %lld): got %lld want %lld\n",
+                   (int)sizeof(K) * 8, (long long)n, gm_kernel_name(kernel), reverse, (long long)i,
+                   (long long)(i / tuning<K>::TILE), (long long)h[i], (long long)want[i]);
+            return;
+        }
+}
+
 int main(int argc, char **argv)
 {
     int max_lg = argc > 1 ? atoi(argv[1]) : 28;
@@ -350,6 +383,16 @@ int main(int argc, char **argv)
     }
     printf("device: %s, %d SMs, compute %d.%d; median of %d after %d warm-up runs\n",
            info.name, info.sm_count, info.cc_major, info.cc_minor, REPEAT, WARMUP);
+    if (strcmp(what, "check") == 0) {
+        for (int64_t n = 1; n <= 20000; n += 97)
+            for (int rev = 0; rev <= 1; rev++)
+                for (gm_kernel k : { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR }) {
+                    check_sort<int32_t>(n, k, rev);
+                    check_sort<int64_t>(n, k, rev);
+                }
+        printf("check done\n");
+        return 0;
+    }
     if (strcmp(what, "crossover") == 0) {
         for (int lg = 12; lg <= max_lg; lg += 2) {
             bench_crossover<int32_t>(lg);

@@ -9,9 +9,10 @@
  *
  * Sort: a parallel least-significant-digit radix sort, 8 bits per pass, skipping
  * digits on which every key agrees. Measured on the 2-core development machine
- * (10 M random int32 keys, 2 threads): 0.07 s, against 0.35 s for a merge sort
- * built from the merge above (sequential sort of 16 runs, then the merge tree), so
- * the radix sort is the CPU's sort. Keys are mapped to unsigned integers whose
+ * (10 M random int32 keys, 2 threads, 2026-11-21): 0.06 s, against 0.36 s for a
+ * merge sort built from the merge above (a bottom-up merge sort of each thread's
+ * half with gm_merge_seq, then gm_cpu_merge_runs), so the radix sort is the CPU's
+ * sort. Keys are mapped to unsigned integers whose
  * order is the requested one (flip the sign bit; for descending, every other bit
  * too), sorted, and mapped back. Equal keys are indistinguishable, so stability
  * cannot be observed, but LSD radix sort is stable anyway.

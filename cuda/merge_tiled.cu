@@ -92,11 +92,10 @@ template <typename K> struct tile_layout {
     }
 };
 
-/* Starts the asynchronous copy of tile j's chunks into s. */
+/* Starts the asynchronous copy of the chunks that l describes into s. */
 template <typename K>
-__device__ inline void fetch_tile(K *s, const K *src, const tile_job &j)
+__device__ inline void fetch_tile(K *s, const tile_layout<K> &l)
 {
-    tile_layout<K> l(src, j);
     constexpr int VEC = tile_layout<K>::VEC;
     for (int c = threadIdx.x; c < l.na + l.nb; c += tuning<K>::THREADS) {
         const K *from = c < l.na ? l.ga + c * VEC : l.gb + (c - l.na) * VEC;
@@ -121,21 +120,30 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     __shared__ __align__(16) K in[BUF];     /* the slices' chunks */
     __shared__ __align__(16) K stage[TILE]; /* the merged tile */
 
-    tile_job job = tile_job_of(d, coranks, blockIdx.x);
-    fetch_tile(in, src, job);
+    /* Only what the merge and the store need stays live past this block: keeping
+     * the tile's description around costs registers, and registers cost occupancy. */
+    int la, lb, a_at, b_at;
+    K *out;
+    {
+        tile_job job = tile_job_of(d, coranks, blockIdx.x);
+        tile_layout<K> l(src, job);
+        fetch_tile(in, l);
+        la = (int)job.la;
+        lb = (int)(job.cnt - job.la);
+        a_at = l.a_off;
+        b_at = l.b_at + l.b_off;
+        out = dst + job.t.lo + job.t.k0;
+    }
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
 
-    tile_layout<K> l(src, job);
-    const K *a = in + l.a_off, *b = in + l.b_at + l.b_off;
-    int la = (int)job.la, lb = (int)(job.cnt - job.la);
     if (mask == 0) /* two call sites: the compiler folds each direction's mask away */
-        merge_tile<K, ITEMS>(a, la, b, lb, stage, K(0));
+        merge_tile<K, ITEMS>(in + a_at, la, in + b_at, lb, stage, K(0));
     else
-        merge_tile<K, ITEMS>(a, la, b, lb, stage, K(-1));
+        merge_tile<K, ITEMS>(in + a_at, la, in + b_at, lb, stage, K(-1));
     __syncthreads();
-    store_tile<K, THREADS, ITEMS>(dst + job.t.lo + job.t.k0, stage, job.cnt);
+    store_tile<K, THREADS, ITEMS>(out, stage, la + lb);
 }
 
 template <typename K>

@@ -16,8 +16,13 @@ trap 'rm -rf "$dir"' EXIT
 export LC_ALL=C
 
 # int32 and int64 inputs: 3 sorted runs (ascending and descending) and one unsorted.
+# Fresh inputs every run; the seed is printed so a failure can be replayed
+# (SAN_SEED=N tests/sanitize.sh).
+seed=${SAN_SEED:-$RANDOM}
+echo "inputs from seed $seed"
 gen() { # gen COUNT WIDE FILE
-    awk -v n="$1" -v wide="$2" -v seed="$RANDOM" 'BEGIN { srand(seed);
+    seed=$((seed + 1))
+    awk -v n="$1" -v wide="$2" -v seed="$seed" 'BEGIN { srand(seed);
         for (i = 0; i < n; i++) {
             v = int((rand() - 0.5) * 200000);
             if (wide) v = v * 4294967296 + int(rand() * 1000);
@@ -37,7 +42,7 @@ done
 
 fail=0
 for tool in "${tools[@]}"; do
-    runs=0
+    runs=0 wrong=0
     for kernel in basic tiled circular; do
         for w in 0 1; do
             for dirn in up down; do
@@ -47,10 +52,14 @@ for tool in "${tools[@]}"; do
                 for op in "merge $r" "merge $r -u" "sort $r" "sort $r -u"; do
                     set -- $op
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
+                    # The result goes to a file (-o) and the sanitizer's report to a
+                    # log, so neither can be mistaken for the other.
+                    rm -f "$dir/out"
                     if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 \
-                        "$G" $op --device=gpu --kernel=$kernel $files >"$dir/out" 2>"$dir/log"; then
+                        --log-file "$dir/log" \
+                        "$G" $op --device=gpu --kernel=$kernel -o "$dir/out" $files 2>"$dir/err"; then
                         echo "FAIL: $tool: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
-                        tail -20 "$dir/log"
+                        tail -20 "$dir/log" "$dir/err"
                         fail=1
                         continue
                     fi
@@ -59,6 +68,11 @@ for tool in "${tools[@]}"; do
                     case "$op" in *-u*) sort_args="$sort_args -u" ;; esac
                     if ! sort $sort_args $files | cmp -s - "$dir/out"; then
                         echo "WRONG: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
+                        wrong=$((wrong + 1))
+                        if [ -n "${SAN_KEEP:-}" ]; then # keep the evidence
+                            mkdir -p "$SAN_KEEP"
+                            cp $files "$SAN_KEEP/" && cp "$dir/out" "$SAN_KEEP/out.$kernel.$1$r"
+                        fi
                         fail=1
                     fi
                     runs=$((runs + 1))
@@ -66,6 +80,6 @@ for tool in "${tools[@]}"; do
             done
         done
     done
-    echo "$tool: $runs runs clean"
+    echo "$tool: $runs runs without a sanitizer error, $wrong of them with output unlike sort's"
 done
 exit $fail

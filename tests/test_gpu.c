@@ -38,7 +38,7 @@ static int small_only(void)
 
 static const gm_kernel kernels[] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
 
-enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES };
+enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES, DIST_CLUSTERED };
 
 static int64_t draw(rng *r, enum dist d, gm_width w)
 {
@@ -52,6 +52,9 @@ static int64_t draw(rng *r, enum dist d, gm_width w)
         int64_t pick[4] = { lo, lo + 1, hi - 1, hi };
         return pick[rng_range(r, 0, 3)];
     }
+    case DIST_CLUSTERED: /* int64: few distinct high halves, as in tests/sanitize.sh */
+        return w == GM_I32 ? rng_range(r, -100000, 100000)
+                           : rng_range(r, -100000, 100000) * 4294967296LL + rng_range(r, 0, 999);
     default:
         return rng_range(r, lo, hi);
     }
@@ -319,4 +322,17 @@ Test(gpu, sort_large, .timeout = 900)
     sort_case(&r, 1 << 26, DIST_WIDE, GM_I64, 0, 1, 1, GM_KERNEL_AUTO, "2^26");
     sort_case(&r, 12345678, DIST_FEW, GM_I32, 0, 0, 1, GM_KERNEL_CIRCULAR, "12345678 few");
     sort_case(&r, 9999999, DIST_WIDE, GM_I32, 0, 1, 0, GM_KERNEL_BASIC, "9999999");
+}
+
+Test(gpu, sort_size_sweep, .timeout = 600)
+{
+    need_gpu();
+    rng r;
+    rng_seed(&r, 43);
+    for (int w = 4; w <= 8; w += 4)
+        for (int64_t n = 1; n <= 6200; n += small_only() ? 1499 : 211)
+            for (int ki = 0; ki < 3; ki++)
+                for (int rev = 0; rev <= 1; rev++)
+                    sort_case(&r, n, DIST_CLUSTERED, (gm_width)w, 0, rev, 0, kernels[ki],
+                              "sweep");
 }
