@@ -91,7 +91,7 @@ test: gpumerge $(TEST_BIN)
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata \
-	    $$t --jobs=2 $$(case $$t in *gpu) echo --verbose;; esac) || fail=1; \
+	    $$t --jobs=2 $$(case $$t in *gpu|*cli) echo --verbose;; esac) || fail=1; \
 	done; exit $$fail
 
 test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli

@@ -32,62 +32,62 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-static inline int count_digits(uint64_t v)
+/* Writes the decimal digits of v so that they end just before end, two at a time. */
+static inline void put_digits(char *end, uint32_t v)
 {
-    int n = 1;
-    while (n < 20 && v >= 10000) {
-        v /= 10000;
-        n += 4;
+    while (v >= 100) {
+        end -= 2;
+        memcpy(end, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
     }
     if (v >= 10)
-        n++;
-    if (v >= 100)
-        n++;
-    if (v >= 1000)
-        n++;
-    return n;
+        memcpy(end - 2, digit_pairs + 2 * v, 2);
+    else
+        end[-1] = (char)('0' + v);
+}
+
+/* Writes exactly eight digits of v (< 10^8), zero-filled, ending before end. */
+static inline void put_8_digits(char *end, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        end -= 2;
+        memcpy(end, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+}
+
+static inline int digits_u32(uint32_t v)
+{
+    return v >= 100000 ? (v >= 10000000 ? (v >= 1000000000 ? 10 : v >= 100000000 ? 9 : 8)
+                                        : (v >= 1000000 ? 7 : 6))
+                       : (v >= 1000 ? (v >= 10000 ? 5 : 4) : (v >= 100 ? 3 : v >= 10 ? 2 : 1));
 }
 
 static inline char *format_u32(char *p, uint32_t v)
 {
-    int n = v >= 100000 ? (v >= 10000000 ? (v >= 1000000000 ? 10 : v >= 100000000 ? 9 : 8)
-                                         : (v >= 1000000 ? 7 : 6))
-                        : (v >= 1000 ? (v >= 10000 ? 5 : 4) : (v >= 100 ? 3 : v >= 10 ? 2 : 1));
-    char *q = p + n;
-    while (v >= 100) {
-        uint32_t r = v % 100;
-        v /= 100;
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * v, 2);
-    } else {
-        *--q = (char)('0' + v);
-    }
+    int n = digits_u32(v);
+    put_digits(p + n, v);
     return p + n;
 }
 
+/* 64-bit values: eight digits at a time come off the bottom with one 64-bit
+ * division, and the rest with 32-bit arithmetic. */
 static inline char *format_u64(char *p, uint64_t v)
 {
     if (v <= UINT32_MAX)
         return format_u32(p, (uint32_t)v);
-    int n = count_digits(v);
-    char *q = p + n;
-    while (v >= 100) {
-        uint64_t r = v % 100;
-        v /= 100;
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * v, 2);
+    uint32_t low = (uint32_t)(v % 100000000), mid;
+    v /= 100000000;
+    if (v <= UINT32_MAX) {
+        p = format_u32(p, (uint32_t)v);
     } else {
-        *--q = (char)('0' + v);
+        mid = (uint32_t)(v % 100000000);
+        p = format_u32(p, (uint32_t)(v / 100000000)); /* at most 4 digits */
+        put_8_digits(p + 8, mid);
+        p += 8;
     }
-    return p + n;
+    put_8_digits(p + 8, low);
+    return p + 8;
 }
 
 char *gm_format_i64(char *p, int64_t v)

@@ -142,6 +142,16 @@ template <> struct tuning<int64_t> {
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
 };
 
+/* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we
+ * build for. __launch_bounds__ minimums are capped by it. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define GM_SM_THREADS 1024
+#else
+#define GM_SM_THREADS 2048
+#endif
+#define GM_MIN_BLOCKS(blocks, threads) \
+    ((blocks) * (threads) <= GM_SM_THREADS ? (blocks) : GM_SM_THREADS / (threads))
+
 /* Per-device part of the table (gpu.cu fills it in once). */
 struct device_tuning {
     int sm_count;

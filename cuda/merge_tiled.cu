@@ -111,7 +111,8 @@ __device__ inline void fetch_tile(K *s, const tile_layout<K> &l)
  * bandwidth at 2^28 keys against this one's 69%: its extra state cost occupancy.)
  */
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::THREADS, tuning<K>::TILED_MIN_BLOCKS)
+__global__ void __launch_bounds__(tuning<K>::THREADS,
+                                  GM_MIN_BLOCKS(tuning<K>::TILED_MIN_BLOCKS, tuning<K>::THREADS))
 merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                    const int64_t *__restrict__ coranks, K mask)
 {

@@ -95,7 +95,10 @@ char *read_file(const char *path, size_t *len)
         n += got;
         if (n == cap) {
             cap *= 2;
-            buf = realloc(buf, cap + 1);
+            char *bigger = realloc(buf, cap + 1);
+            if (!bigger)
+                abort();
+            buf = bigger;
         }
     }
     fclose(f);

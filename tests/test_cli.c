@@ -363,6 +363,27 @@ Test(cli, gpu_requested_without_a_gpu)
     free(p), free(dir);
 }
 
+Test(cli, data_too_large_for_the_gpu)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "3\n1\n2\n");
+    /* GM_GPU_MEMORY_LIMIT makes the device look nearly full */
+    cmd_result r = run_sh(dir, "GM_GPU_MEMORY_LIMIT=1000 \"$GPUMERGE\" sort --device=gpu in");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strncmp(r.err, "gpumerge: data does not fit in GPU memory: ", 43) == 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "");
+    cmd_free(&r);
+    r = run_sh(dir, "GM_GPU_MEMORY_LIMIT=1000 \"$GPUMERGE\" merge --device=gpu in in -o out");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    char *out = path_in(dir, "out");
+    cr_assert_neq(access(out, F_OK), 0, "no output file after the failure");
+    cmd_free(&r);
+    free(out), free(p), free(dir);
+}
+
 /* ---------------------------------------------------------------- pipes */
 
 Test(cli, pipe_into_head_ends_quietly, .timeout = 120)

@@ -68,6 +68,23 @@ static void put(void *p, int64_t i, int64_t v, gm_width w)
         ((int64_t *)p)[i] = v;
 }
 
+static int64_t get(const void *p, int64_t i, gm_width w)
+{
+    return w == GM_I32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+/* Fails with the first position where got and want (n keys of width w) differ. */
+static void assert_same_keys(const void *got, const void *want, int64_t n, gm_width w,
+                             const char *what)
+{
+    if (memcmp(got, want, (size_t)n * (size_t)w) == 0)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        if (get(got, i, w) != get(want, i, w))
+            cr_assert_fail("%s: key %lld is %lld, want %lld", what, (long long)i,
+                           (long long)get(got, i, w), (long long)get(want, i, w));
+}
+
 /* Fills runs [offsets[r], offsets[r+1]) with draws, each run sorted by the CPU. */
 static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d, gm_width w,
                          int reverse)
@@ -103,15 +120,7 @@ static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel 
     cr_assert_eq(rc, GM_OK, "%s: %s", what, st.msg);
     void *scratch = malloc(bytes);
     gm_cpu_merge_runs(&k, &scratch, offsets, nruns, reverse, 8);
-    if (memcmp(gpu.data, k.data, (size_t)k.n * (size_t)k.width) != 0) {
-        for (int64_t i = 0; i < k.n; i++) {
-            int64_t a = k.width == GM_I32 ? ((int32_t *)gpu.data)[i] : ((int64_t *)gpu.data)[i];
-            int64_t b = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
-            if (a != b)
-                cr_assert_fail("%s: key %lld is %lld, want %lld", what, (long long)i,
-                               (long long)a, (long long)b);
-        }
-    }
+    assert_same_keys(gpu.data, k.data, k.n, k.width, what);
     free(gpu.data);
     free(scratch);
     free(k.data);
@@ -234,26 +243,13 @@ static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, con
     int64_t n = k.n;
     if (unique) { /* the CPU leaves -u to the formatter: collapse here */
         int64_t o = 0;
-        for (int64_t i = 0; i < k.n; i++) {
-            int64_t v = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
-            int64_t prev = i == 0 ? 0
-                           : k.width == GM_I32 ? ((int32_t *)k.data)[o - 1]
-                                               : ((int64_t *)k.data)[o - 1];
-            if (i == 0 || v != prev)
-                put(k.data, o++, v, k.width);
-        }
+        for (int64_t i = 0; i < k.n; i++)
+            if (i == 0 || get(k.data, i, k.width) != get(k.data, o - 1, k.width))
+                put(k.data, o++, get(k.data, i, k.width), k.width);
         n = o;
     }
     cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", what, (long long)gpu.n, (long long)n);
-    if (memcmp(gpu.data, k.data, (size_t)n * (size_t)k.width) != 0) {
-        for (int64_t i = 0; i < n; i++) {
-            int64_t a = k.width == GM_I32 ? ((int32_t *)gpu.data)[i] : ((int64_t *)gpu.data)[i];
-            int64_t b = k.width == GM_I32 ? ((int32_t *)k.data)[i] : ((int64_t *)k.data)[i];
-            if (a != b)
-                cr_assert_fail("%s: key %lld is %lld, want %lld", what, (long long)i,
-                               (long long)a, (long long)b);
-        }
-    }
+    assert_same_keys(gpu.data, k.data, n, k.width, what);
     free(gpu.data);
     free(scratch);
     free(k.data);
