@@ -401,26 +401,18 @@ int main(int argc, char **argv)
         return 0;
     }
     bool merges = strcmp(what, "sort") != 0, sorts = strcmp(what, "merge") != 0;
-    if (merges) {
-        int lgs[4] = { 20, 24, 26, 28 };
-        for (int lg : lgs)
-            if (lg <= max_lg)
-                bench_merge<int32_t>(lg);
-        int lg64[2] = { 24, 27 };
-        for (int lg : lg64)
-            if (lg <= max_lg - 1)
-                bench_merge<int64_t>(lg);
-    }
-    if (sorts) {
-        int lgs[3] = { 24, 26, 28 };
-        for (int lg : lgs)
-            if (lg <= max_lg)
-                bench_sort<int32_t>(lg);
-        int lg64[2] = { 24, 27 };
-        for (int lg : lg64)
-            if (lg <= max_lg - 1)
-                bench_sort<int64_t>(lg);
-    }
+    for (int lg : { 20, 24, 26, 28 })
+        if (merges && lg <= max_lg)
+            bench_merge<int32_t>(lg);
+    for (int lg : { 24, 27 })
+        if (merges && lg <= max_lg - 1)
+            bench_merge<int64_t>(lg);
+    for (int lg : { 24, 26, 28 })
+        if (sorts && lg <= max_lg)
+            bench_sort<int32_t>(lg);
+    for (int lg : { 24, 27 })
+        if (sorts && lg <= max_lg - 1)
+            bench_sort<int64_t>(lg);
     if (tsv)
         fclose(tsv);
     return 0;

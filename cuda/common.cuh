@@ -301,11 +301,12 @@ __device__ inline void merge_tile(const K *a, int la, const K *b, int lb, K *sta
 
 /* ------------------------------------------------------------------ launchers */
 
-/* Host launchers of the three kernels (merge_basic.cu, merge_tiled.cu,
- * merge_circular.cu) and of the partition kernel. Each runs one pass described by d
- * (with d.tile already set to the kernel's tile) from src to dst on stream s,
- * using scratch for co-ranks (room for d.ntiles + 1 entries). Return GM_OK or a
- * CUDA error status. */
+/* Host launchers of the partition kernel and of the three merge kernels
+ * (merge_tiled.cu, merge_basic.cu, merge_circular.cu). Each runs over one pass
+ * described by d (d.tile already set to the kernel's tile) on stream s. The
+ * partition writes the co-rank of every tile's first output into coranks (room
+ * for d.ntiles entries); the tiled and circular kernels read them, so merge_pass
+ * launches the partition first. Return GM_OK or a CUDA error status. */
 template <typename K>
 int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
                      cudaStream_t s, gm_status *st);
@@ -313,11 +314,11 @@ template <typename K>
 int launch_merge_basic(const K *src, K *dst, const pass_desc &d, K mask, cudaStream_t s,
                        gm_status *st);
 template <typename K>
-int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, int64_t *coranks,
-                       cudaStream_t s, gm_status *st);
+int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask,
+                       const int64_t *coranks, cudaStream_t s, gm_status *st);
 template <typename K>
 int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
-                          int64_t *coranks, cudaStream_t s, gm_status *st);
+                          const int64_t *coranks, cudaStream_t s, gm_status *st);
 
 /* The circular kernel's "tile" is a block's whole segment: n keys spread over the
  * blocks that fit on the device at once, in whole tiles. */

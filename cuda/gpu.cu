@@ -239,14 +239,15 @@ int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_
         d.bounds = dev_scratch;
         d.tile0 = dev_scratch + 2 * d.npairs + 1;
     }
-    switch (kernel) {
-    case GM_KERNEL_BASIC:
+    if (kernel == GM_KERNEL_BASIC) /* each thread searches for itself */
         return launch_merge_basic<K>(src, dst, d, mask, s, st);
-    case GM_KERNEL_CIRCULAR:
-        return launch_merge_circular<K>(src, dst, d, mask, coranks, s, st);
-    default:
-        return launch_merge_tiled<K>(src, dst, d, mask, coranks, s, st);
-    }
+    /* Partition, then merge. */
+    int rc = launch_partition<K>(src, d, mask, coranks, s, st);
+    if (rc)
+        return rc;
+    return kernel == GM_KERNEL_CIRCULAR
+               ? launch_merge_circular<K>(src, dst, d, mask, coranks, s, st)
+               : launch_merge_tiled<K>(src, dst, d, mask, coranks, s, st);
 }
 
 /* Entries of co-rank scratch any pass over n keys may need. */

@@ -107,14 +107,11 @@ template <typename K> int64_t circular_segment(int64_t n)
 }
 
 template <typename K>
-int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask, int64_t *coranks,
-                          cudaStream_t s, gm_status *st)
+int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
+                          const int64_t *coranks, cudaStream_t s, gm_status *st)
 {
     if (d.ntiles == 0)
         return GM_OK;
-    int rc = launch_partition<K>(src, d, mask, coranks, s, st);
-    if (rc)
-        return rc;
     size_t smem = circular_smem_bytes<K>();
     GM_CUDA(cudaFuncSetAttribute(merge_circular_kernel<K>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
@@ -141,7 +138,7 @@ template <typename K> int circular_occupancy()
 #define GM_INSTANTIATE(K)                                                                  \
     template int64_t circular_segment<K>(int64_t);                                         \
     template int circular_occupancy<K>();                                                  \
-    template int launch_merge_circular<K>(const K *, K *, const pass_desc &, K, int64_t *, \
-                                          cudaStream_t, gm_status *);
+    template int launch_merge_circular<K>(const K *, K *, const pass_desc &, K,            \
+                                          const int64_t *, cudaStream_t, gm_status *);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)

@@ -148,15 +148,13 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
 }
 
 template <typename K>
-int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, int64_t *coranks,
+int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const int64_t *coranks,
                        cudaStream_t s, gm_status *st)
 {
     if (d.ntiles == 0)
         return GM_OK;
-    int rc = launch_partition<K>(src, d, mask, coranks, s, st);
-    if (rc)
-        return rc;
-    merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, 0, s>>>(src, dst, d, coranks, mask);
+    merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, 0, s>>>(src, dst, d,
+                                                                            coranks, mask);
     GM_LAUNCHED("merge_tiled_kernel", st);
     return GM_OK;
 }
@@ -164,7 +162,7 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, int64_t
 #define GM_INSTANTIATE(K)                                                                  \
     template int launch_partition<K>(const K *, const pass_desc &, K, int64_t *,           \
                                      cudaStream_t, gm_status *);                           \
-    template int launch_merge_tiled<K>(const K *, K *, const pass_desc &, K, int64_t *,    \
-                                       cudaStream_t, gm_status *);
+    template int launch_merge_tiled<K>(const K *, K *, const pass_desc &, K,               \
+                                       const int64_t *, cudaStream_t, gm_status *);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)
