@@ -97,6 +97,15 @@ template <typename K> static void fill(K *d, int64_t n, uint64_t seed)
     CHECK(cudaGetLastError());
 }
 
+/* Device room for n keys, with the 16 bytes of slack the kernels' chunked loads
+ * may read past the end. */
+template <typename K> static K *device_keys(int64_t n)
+{
+    K *d;
+    CHECK(cudaMalloc(&d, n * sizeof(K) + 16));
+    return d;
+}
+
 template <typename K> static void radix_sort_device(K *d, K *tmp, int64_t n)
 {
     size_t bytes = 0;
@@ -106,6 +115,14 @@ template <typename K> static void radix_sort_device(K *d, K *tmp, int64_t n)
     CHECK(cub::DeviceRadixSort::SortKeys(t, bytes, d, tmp, n));
     CHECK(cudaMemcpy(d, tmp, n * sizeof(K), cudaMemcpyDeviceToDevice));
     CHECK(cudaFree(t));
+}
+
+/* n random keys (from seed) in d_in, each half sorted: a merge's input. */
+template <typename K> static void sorted_halves(K *d_in, K *d_tmp, int64_t n, uint64_t seed)
+{
+    fill<K>(d_in, n, seed);
+    radix_sort_device<K>(d_in, d_tmp, n / 2);
+    radix_sort_device<K>(d_in + n / 2, d_tmp, n - n / 2);
 }
 
 template <typename K> static bool same(const K *d_out, const std::vector<K> &want)
@@ -136,13 +153,8 @@ template <typename K> static void bench_merge(int lg)
 {
     int64_t n = (int64_t)1 << lg, m = n / 2;
     int bits = (int)sizeof(K) * 8;
-    K *d_in, *d_out, *d_tmp;
-    CHECK(cudaMalloc(&d_in, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
-    CHECK(cudaMalloc(&d_out, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
-    CHECK(cudaMalloc(&d_tmp, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
-    fill<K>(d_in, n, 12345 + lg);
-    radix_sort_device<K>(d_in, d_tmp, m);
-    radix_sort_device<K>(d_in + m, d_tmp, n - m);
+    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
+    sorted_halves<K>(d_in, d_tmp, n, 12345 + lg);
     std::vector<K> host(n), want(n);
     CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
     gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), m, host.data() + m, n - m,
@@ -213,10 +225,7 @@ template <typename K> static void bench_sort(int lg)
 {
     int64_t n = (int64_t)1 << lg;
     int bits = (int)sizeof(K) * 8;
-    K *d_src, *d_a, *d_b;
-    CHECK(cudaMalloc(&d_src, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
-    CHECK(cudaMalloc(&d_a, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
-    CHECK(cudaMalloc(&d_b, n * sizeof(K) + 16)); /* the kernels may read 16 bytes past the end */
+    K *d_src = device_keys<K>(n), *d_a = device_keys<K>(n), *d_b = device_keys<K>(n);
     fill<K>(d_src, n, 777 + lg);
     std::vector<K> want(n), scratch(n);
     CHECK(cudaMemcpy(want.data(), d_src, n * sizeof(K), cudaMemcpyDeviceToHost));
@@ -297,13 +306,8 @@ template <typename K> static void bench_sort(int lg)
 template <typename K> static void bench_crossover(int lg)
 {
     int64_t n = (int64_t)1 << lg, m = n / 2;
-    K *d_in, *d_out, *d_tmp;
-    CHECK(cudaMalloc(&d_in, n * sizeof(K) + 16));
-    CHECK(cudaMalloc(&d_out, n * sizeof(K) + 16));
-    CHECK(cudaMalloc(&d_tmp, n * sizeof(K) + 16));
-    fill<K>(d_in, n, 99 + lg);
-    radix_sort_device<K>(d_in, d_tmp, m);
-    radix_sort_device<K>(d_in + m, d_tmp, n - m);
+    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
+    sorted_halves<K>(d_in, d_tmp, n, 99 + lg);
     int64_t *d_cor, *d_meta;
     CHECK(cudaMalloc(&d_cor, (n / 64 + 8) * sizeof(int64_t)));
     CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
@@ -334,39 +338,6 @@ template <typename K> static void bench_crossover(int lg)
     CHECK(cudaFree(d_meta));
 }
 
-/* Diagnosis: sorts n clustered keys with kernel and reports the first difference
- * from the CPU's sort. */
-template <typename K> static void check_sort(int64_t n, gm_kernel kernel, int reverse)
-{
-    std::vector<K> h(n), want(n), scratch(n);
-    uint64_t z = 88172645463325252ULL + n;
-    for (int64_t i = 0; i < n; i++) {
-        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
-        int64_t hi = (int64_t)(z % 200001) - 100000;
-        h[i] = sizeof(K) == 8 ? (K)(hi * 4294967296LL + (int64_t)((z >> 40) % 1000)) : (K)hi;
-    }
-    want = h;
-    gm_keys hk = { want.data(), n, sizeof(K) == 4 ? GM_I32 : GM_I64 };
-    void *sp = scratch.data();
-    gm_cpu_sort(&hk, &sp, reverse, 4);
-    if (hk.data != want.data())
-        memcpy(want.data(), hk.data, n * sizeof(K));
-    gm_keys gk = { h.data(), n, hk.width };
-    gm_gpu_times t;
-    gm_status st;
-    if (gm_gpu_sort(&gk, reverse, 0, kernel, &t, &st)) {
-        printf("check n=%lld: %s\n", (long long)n, st.msg);
-        return;
-    }
-    for (int64_t i = 0; i < n; i++)
-        if (h[i] != want[i]) {
-            printf("check int%d n=%lld %s rev=%d: first difference at %lld (tile %lld): got %lld want %lld\n",
-                   (int)sizeof(K) * 8, (long long)n, gm_kernel_name(kernel), reverse, (long long)i,
-                   (long long)(i / tuning<K>::TILE), (long long)h[i], (long long)want[i]);
-            return;
-        }
-}
-
 int main(int argc, char **argv)
 {
     int max_lg = argc > 1 ? atoi(argv[1]) : 28;
@@ -383,16 +354,6 @@ int main(int argc, char **argv)
     }
     printf("device: %s, %d SMs, compute %d.%d; median of %d after %d warm-up runs\n",
            info.name, info.sm_count, info.cc_major, info.cc_minor, REPEAT, WARMUP);
-    if (strcmp(what, "check") == 0) {
-        for (int64_t n = 1; n <= 20000; n += 97)
-            for (int rev = 0; rev <= 1; rev++)
-                for (gm_kernel k : { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR }) {
-                    check_sort<int32_t>(n, k, rev);
-                    check_sort<int64_t>(n, k, rev);
-                }
-        printf("check done\n");
-        return 0;
-    }
     if (strcmp(what, "crossover") == 0) {
         for (int lg = 12; lg <= max_lg; lg += 2) {
             bench_crossover<int32_t>(lg);

@@ -34,8 +34,13 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what);
             return gm_cuda_fail((st), gm_err_, #call);                          \
     } while (0)
 
-/* After a launch: the launch error, if any. */
-#define GM_LAUNCHED(what, st) GM_CUDA(cudaGetLastError(), st)
+/* After a launch of kernel `what`: the launch error, if any, naming the kernel. */
+#define GM_LAUNCHED(what, st)                                                   \
+    do {                                                                        \
+        cudaError_t gm_err_ = cudaGetLastError();                               \
+        if (gm_err_ != cudaSuccess)                                             \
+            return gm_cuda_fail((st), gm_err_, (what));                         \
+    } while (0)
 
 /* ------------------------------------------------------------------ keys */
 
@@ -156,7 +161,6 @@ template <> struct tuning<int64_t> {
 struct device_tuning {
     int sm_count;
     int circular_blocks_per_sm; /* resident blocks of the circular kernel */
-    size_t smem_optin;          /* largest dynamic shared memory a block may ask for */
 };
 extern device_tuning gm_device_tuning;
 

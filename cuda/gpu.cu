@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <vector>
 
@@ -48,8 +47,6 @@ __global__ void probe_kernel() {}
 extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
     if (probe_rc < 0) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
         int count = 0;
         cudaDeviceProp prop;
         cudaFuncAttributes attr;
@@ -64,7 +61,6 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
             err = cudaGetDeviceProperties(&prop, 0);
         if (err == cudaSuccess)
             err = cudaFuncGetAttributes(&attr, probe_kernel);
-        clock_gettime(CLOCK_MONOTONIC, &b);
         if (err != cudaSuccess) {
             snprintf(probe_msg, sizeof probe_msg, "no usable CUDA device: %s",
                      cudaGetErrorString(err));
@@ -77,10 +73,7 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
             probe_info.cc_major = prop.major;
             probe_info.cc_minor = prop.minor;
             cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
-            probe_info.init_seconds =
-                (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
             gm_device_tuning.sm_count = prop.multiProcessorCount;
-            gm_device_tuning.smem_optin = prop.sharedMemPerBlockOptin;
             gm_device_tuning.circular_blocks_per_sm = circular_occupancy<int32_t>();
             probe_rc = GM_OK;
         }

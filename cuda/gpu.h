@@ -23,7 +23,6 @@ typedef struct gm_gpu_info {
     int sm_count;
     int cc_major, cc_minor;
     size_t free_bytes, total_bytes;
-    double init_seconds; /* time the first CUDA call took (context start-up) */
 } gm_gpu_info;
 
 /* Stage times of one GPU operation, in seconds. */
