@@ -19,9 +19,13 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
 LDLIBS   += -pthread -lm
 
-NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(origin NVCC),undefined)
+  NVCC   := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
 GPU_ARCHS ?= 75 80 90
-CUDA_HOME = $(patsubst %/bin/nvcc,%,$(NVCC))
+# Ask nvcc where its toolkit is: /usr/local/bin/nvcc may be a wrapper script.
+CUDA_HOME := $(if $(NVCC),$(or $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 \
+               | sed -n 's/^\#\$$ TOP=//p'),$(patsubst %/bin/nvcc,%,$(NVCC))))
 NVFLAGS  ?= -O3 -lineinfo
 NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
