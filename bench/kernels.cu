@@ -11,9 +11,10 @@
  * Every result is checked against the CPU engine. Times are CUDA-event medians of
  * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
  * bytes read plus written (2 n sizeof(key)), as the copy's does.
- * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|all]
+ * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|lanes|all]
  *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
- * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table.
+ * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table;
+ * "lanes" the tiled merge with each width of the partition kernel's groups.
  */
 #include <cub/device/device_merge.cuh>
 #include <cub/device/device_merge_sort.cuh>
@@ -338,6 +339,55 @@ template <typename K> static void bench_crossover(int lg)
     CHECK(cudaFree(d_meta));
 }
 
+/* The partition kernel's lanes per tile (cuda/merge_tiled.cu): the tiled merge
+ * with each, over a range of sizes; its table in common.cuh comes from this. */
+template <typename K> static void bench_lanes(int lg)
+{
+    int64_t n = (int64_t)1 << lg, m = n / 2;
+    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
+    sorted_halves<K>(d_in, d_tmp, n, 4242 + lg);
+    std::vector<K> host(n), want(n);
+    CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
+    gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), m, host.data() + m, n - m,
+                  want.data(), 0, 16);
+    int64_t *d_cor, *d_meta;
+    CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+    int64_t bounds[3] = { 0, m, n };
+    printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
+           (long long)((n + tuning<K>::TILE - 1) / tuning<K>::TILE));
+    for (int lanes : { 1, 4, 8, 32 }) {
+        gm_device_tuning.partition_lanes = lanes;
+        gm_status st;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = 1;
+        auto run = [&] {
+            if (merge_pass<K>(GM_KERNEL_TILED, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0,
+                              &st)) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+        };
+        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+        run();
+        bool ok = same(d_out, want);
+        double t = time_median(run);
+        printf("  %2d: %8.1f us %s", lanes, t * 1e6, ok ? "ok" : "WRONG");
+        if (tsv)
+            fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,
+                    t * 1e6, ok ? "ok" : "WRONG");
+    }
+    gm_device_tuning.partition_lanes = 0;
+    printf("\n");
+    fflush(stdout);
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(d_tmp));
+    CHECK(cudaFree(d_cor));
+    CHECK(cudaFree(d_meta));
+}
+
 int main(int argc, char **argv)
 {
     int max_lg = argc > 1 ? atoi(argv[1]) : 28;
@@ -359,6 +409,13 @@ int main(int argc, char **argv)
             bench_crossover<int32_t>(lg);
             bench_crossover<int64_t>(lg);
         }
+        return 0;
+    }
+    if (strcmp(what, "lanes") == 0) {
+        for (int lg = 18; lg <= max_lg; lg += 2)
+            bench_lanes<int32_t>(lg);
+        for (int lg = 17; lg <= max_lg - 1; lg += 2)
+            bench_lanes<int64_t>(lg);
         return 0;
     }
     bool merges = strcmp(what, "sort") != 0, sorts = strcmp(what, "merge") != 0;

@@ -13,20 +13,56 @@
  * i.e. c[0..k) is the merge of a[0..i) and b[0..j). Requires 0 <= k <= m + n.
  *
  * The book searches with two moving windows (i_low, j_low, delta); this is the same
- * search written as a lower bound over i in [max(0, k-n), min(k, m)]: "i is too big"
- * (a[i-1] > b[k-i]) is false, then true, as i grows. O(log min(m, n)) probes.
+ * search written over an interval: the answer lies in [lo, hi], starting from
+ * [max(0, k-n), min(k, m)], and "i is past it" (a[i-1] > b[k-i]) is false, then
+ * true, as i grows through (lo, hi]. Each round probes `lanes` points of (lo, hi]
+ * and keeps the piece between the last probe not past and the first one past. With
+ * one lane that is a binary search, O(log min(m, n)) probes in a chain; the GPU's
+ * partition kernel runs the same rounds with a group of lanes probing side by side
+ * (cuda/merge_tiled.cu), log base lanes + 1 rounds, since each round waits for a
+ * load from global memory. The pieces below are that search; gm_corank runs it.
  */
+
+/* Where the co-rank of output k can lie: [*lo, *hi]. */
+GM_HD void GM_FN(gm_corank_bounds)(GM_IDX k, GM_IDX m, GM_IDX n, GM_IDX *lo, GM_IDX *hi)
+{
+    *lo = k > n ? k - n : 0;
+    *hi = k < m ? k : m;
+}
+
+/* The probe of lane l (0 <= l < lanes) in a round over [lo, hi], lo < hi: the lanes
+ * split it into lanes + 1 steps. A probe beyond hi counts as past. */
+GM_HD GM_IDX GM_FN(gm_corank_probe)(GM_IDX lo, GM_IDX hi, int lanes, int l)
+{
+    GM_IDX step = (hi - lo + lanes) / (lanes + 1);
+    return lo + step * (l + 1);
+}
+
+/* Whether probe i (lo < i <= hi) is past the co-rank of output k. */
+GM_HD int GM_FN(gm_corank_past)(GM_IDX i, GM_IDX k, const GM_KEY *a, const GM_KEY *b,
+                                 GM_KEY mask)
+{
+    return (GM_KEY)(a[i - 1] ^ mask) > (GM_KEY)(b[k - i] ^ mask);
+}
+
+/* After a round whose first f probes (of lanes) were not past: the new interval. */
+GM_HD void GM_FN(gm_corank_narrow)(GM_IDX *lo, GM_IDX *hi, int lanes, int f)
+{
+    GM_IDX step = (*hi - *lo + lanes) / (lanes + 1);
+    GM_IDX below = *lo + step * (f + 1) - 1; /* just below probe f */
+    if (f < lanes && below < *hi) /* probe f was past (or beyond hi) */
+        *hi = below;
+    *lo += step * f;
+}
+
 GM_HD GM_IDX GM_FN(gm_corank)(GM_IDX k, const GM_KEY *a, GM_IDX m,
                                const GM_KEY *b, GM_IDX n, GM_KEY mask)
 {
-    GM_IDX lo = k > n ? k - n : 0;
-    GM_IDX hi = k < m ? k : m;
+    GM_IDX lo, hi;
+    GM_FN(gm_corank_bounds)(k, m, n, &lo, &hi);
     while (lo < hi) {
-        GM_IDX mid = lo + (hi - lo + 1) / 2; /* lo < mid <= hi */
-        if ((GM_KEY)(a[mid - 1] ^ mask) > (GM_KEY)(b[k - mid] ^ mask))
-            hi = mid - 1;
-        else
-            lo = mid;
+        GM_IDX i = GM_FN(gm_corank_probe)(lo, hi, 1, 0);
+        GM_FN(gm_corank_narrow)(&lo, &hi, 1, !GM_FN(gm_corank_past)(i, k, a, b, mask));
     }
     return lo;
 }

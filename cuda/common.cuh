@@ -44,6 +44,13 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what);
 
 /* ------------------------------------------------------------------ keys */
 
+/* Full unrolling in device code; host builds of __host__ __device__ loops skip it. */
+#ifdef __CUDA_ARCH__
+#define GM_UNROLL _Pragma("unroll")
+#else
+#define GM_UNROLL
+#endif
+
 /* The one co-rank and sequential merge, by key type (templates call these). */
 __host__ __device__ inline int64_t corank(int64_t k, const int32_t *a, int64_t m,
                                           const int32_t *b, int64_t n, int32_t mask)
@@ -68,6 +75,18 @@ __host__ __device__ inline void merge_seq(const int64_t *a, int64_t m, const int
     gm_merge_seq_i64(a, m, b, n, i, j, c, count, mask);
 }
 
+/* Whether probe i is past the co-rank of output k (the partition kernel's rounds). */
+__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int32_t *a,
+                                           const int32_t *b, int32_t mask)
+{
+    return gm_corank_past_i32(i, k, a, b, mask);
+}
+__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int64_t *a,
+                                           const int64_t *b, int64_t mask)
+{
+    return gm_corank_past_i64(i, k, a, b, mask);
+}
+
 /* The same with 32-bit positions, for tiles in shared memory. */
 __host__ __device__ inline int corank_tile(int k, const int32_t *a, int m, const int32_t *b,
                                            int n, int32_t mask)
@@ -78,18 +97,6 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
                                            int n, int64_t mask)
 {
     return gm_corank_i64_t(k, a, m, b, n, mask);
-}
-__host__ __device__ inline void merge_seq_tile(const int32_t *a, int m, const int32_t *b, int n,
-                                               int i, int j, int32_t *c, int count,
-                                               int32_t mask)
-{
-    gm_merge_seq_i32_t(a, m, b, n, i, j, c, count, mask);
-}
-__host__ __device__ inline void merge_seq_tile(const int64_t *a, int m, const int64_t *b, int n,
-                                               int i, int j, int64_t *c, int count,
-                                               int64_t mask)
-{
-    gm_merge_seq_i64_t(a, m, b, n, i, j, c, count, mask);
 }
 
 /* ------------------------------------------------------------------ tuning */
@@ -129,6 +136,14 @@ __host__ __device__ inline void merge_seq_tile(const int64_t *a, int m, const in
 #ifndef GM_TILED_MIN_BLOCKS
 #define GM_TILED_MIN_BLOCKS 16
 #endif
+/* Lanes of the partition kernel per tile: 32 up to this many tiles, then 8 up to
+ * the next, then 1 (merge_tiled.cu; measured with `kernels 28 lanes`). */
+#ifndef GM_PARTITION_32_LANES_MAX
+#define GM_PARTITION_32_LANES_MAX 8192
+#endif
+#ifndef GM_PARTITION_8_LANES_MAX
+#define GM_PARTITION_8_LANES_MAX 65536
+#endif
 constexpr int gm_pow2_at_least(int x)
 {
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
@@ -161,6 +176,8 @@ template <> struct tuning<int64_t> {
 struct device_tuning {
     int sm_count;
     int circular_blocks_per_sm; /* resident blocks of the circular kernel */
+    int partition_lanes;        /* 0: by the number of tiles (partition_lanes_for); else
+                                   1, 4, 8 or 32 (the benchmark sets it to compare) */
 };
 extern device_tuning gm_device_tuning;
 
@@ -196,9 +213,9 @@ __device__ inline void pass_pair(const pass_desc &d, int64_t p, int64_t &lo, int
 /* Which pair tile g belongs to, and that pair's first tile. */
 __device__ inline int64_t pass_tile_pair(const pass_desc &d, int64_t g, int64_t &first)
 {
-    if (d.run_len > 0) {
-        int64_t p = g / d.tiles_per_pair;
-        first = p * d.tiles_per_pair;
+    if (d.run_len > 0) { /* tile indices are grid indices: 32 bits suffice */
+        uint32_t p = (uint32_t)g / (uint32_t)d.tiles_per_pair;
+        first = (int64_t)p * d.tiles_per_pair;
         return p;
     }
     int64_t lo = 0, hi = d.npairs - 1; /* last p with tile0[p] <= g */
@@ -273,33 +290,68 @@ __device__ inline void load_two_async(K *s, const K *a, int64_t la, const K *b, 
 }
 
 /* Stores cnt keys from s (16-byte aligned) to out, coalesced: 16 bytes per thread
- * and store when out is 16-byte aligned too, else one key per store. */
+ * and store when out is 16-byte aligned too, else one key per store. The loops are
+ * kept rolled: unrolled, their 16-byte values in flight cost the tiled kernel
+ * twice its registers (and so half its resident blocks). */
 template <typename K, int THREADS, int ITEMS>
-__device__ inline void store_tile(K *out, const K *s, int64_t cnt)
+__device__ inline void store_tile(K *out, const K *s, int cnt)
 {
     constexpr int PER_VEC = 16 / sizeof(K);
-    int64_t done = 0;
+    int done = 0;
     if (((uintptr_t)out & 15) == 0) {
-        int64_t nvec = cnt / PER_VEC;
-        for (int64_t v = threadIdx.x; v < nvec; v += THREADS)
+        int nvec = cnt / PER_VEC;
+#pragma unroll 1
+        for (int v = threadIdx.x; v < nvec; v += THREADS)
             ((int4 *)out)[v] = ((const int4 *)s)[v];
         done = nvec * PER_VEC;
     }
-    for (int64_t x = done + threadIdx.x; x < cnt; x += THREADS)
+#pragma unroll 1
+    for (int x = done + threadIdx.x; x < cnt; x += THREADS)
         out[x] = s[x];
 }
 
-/* The heart of every tiled kernel: a (la keys) and b (lb keys) sit in shared
- * memory; thread t finds the co-rank of output t * ITEMS and merges the next ITEMS
- * outputs into stage. The caller synchronizes before and after. */
-template <typename K, int ITEMS>
-__device__ inline void merge_tile(const K *a, int la, const K *b, int lb, K *stage, K mask)
+/*
+ * The sequential merge of PMPP 12.2 as every tiled kernel runs it, one thread's
+ * ITEMS outputs at a time: writes outputs to out[0, ITEMS) of the stable merge of
+ * s[pa, a_end) and s[pb, b_end) (one shared-memory array holds both inputs). The
+ * next key of each input waits in a register, so an output costs one shared-memory
+ * load (the key that replaces the one taken) where the general merge_seq pays two,
+ * and the loop is unrolled with no exit test: once both inputs are exhausted it
+ * writes garbage that callers never store. Meanwhile it reads s[pb] for pb <= b_end
+ * and s[pa] for pa < a_end + ITEMS: the caller keeps those inside an array that no
+ * thread writes during the merge (racecheck counts reads whose values go unused).
+ */
+template <typename K, int ITEMS, bool DESC>
+__host__ __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int pb,
+                                                     int b_end, K *out)
 {
-    int cnt = la + lb, k = threadIdx.x * ITEMS;
-    if (k < cnt) {
-        int i = corank_tile(k, a, la, b, lb, mask);
-        merge_seq_tile(a, la, b, lb, i, k - i, stage + k, cnt - k < ITEMS ? cnt - k : ITEMS,
-                       mask);
+    K ak = s[pa], bk = s[pb];
+    GM_UNROLL
+    for (int u = 0; u < ITEMS; u++) {
+        bool take_b = pb < b_end && (pa >= a_end || (DESC ? ak < bk : bk < ak));
+        out[u] = take_b ? bk : ak;
+        pa += !take_b;
+        pb += take_b;
+        if (u + 1 < ITEMS) {
+            K next = s[take_b ? pb : pa];
+            ak = take_b ? ak : next;
+            bk = take_b ? next : bk;
+        }
+    }
+}
+
+/* The heart of every tiled kernel: in s, a holds la keys from a_at and b holds lb
+ * keys from b_at; thread t finds the co-rank of output t * ITEMS and merges the next
+ * ITEMS outputs into stage (TILE keys). The caller synchronizes before and after,
+ * and leaves s readable up to b_at + lb and a_at + la + ITEMS (see merge_items). */
+template <typename K, int ITEMS, bool DESC>
+__device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_at, int lb,
+                                           K *stage)
+{
+    int k = threadIdx.x * ITEMS;
+    if (k < la + lb) {
+        int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
+        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, stage + k);
     }
 }
 

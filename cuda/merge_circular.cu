@@ -82,10 +82,14 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
         /* This tile is the merge of the first ta keys of a's window and the first
          * cnt - ta of b's (every thread finds ta: the same reads, broadcast). */
         int ta = corank_tile((int)cnt, wa, la, wb, lb, mask);
-        if (mask == 0) /* two call sites: each direction's mask folds away */
-            merge_tile<K, ITEMS>(wa, ta, wb, (int)cnt - ta, stage, K(0));
+        /* Both windows as offsets into smem, where ring_b follows ring_a: reads past
+         * a's window land in ring_b, and past b's (at most R - 1 + R + 1 keys from
+         * ring_b) stay inside it, none of it written during the merge. */
+        int a_at = (int)(wa - ring_a), b_at = (int)(wb - ring_a);
+        if (mask == 0)
+            merge_tile<K, ITEMS, false>(ring_a, a_at, ta, b_at, (int)cnt - ta, stage);
         else
-            merge_tile<K, ITEMS>(wa, ta, wb, (int)cnt - ta, stage, K(-1));
+            merge_tile<K, ITEMS, true>(ring_a, a_at, ta, b_at, (int)cnt - ta, stage);
         __syncthreads();
 
         store_tile<K, THREADS, ITEMS>(dst + t.lo + c, stage, cnt);

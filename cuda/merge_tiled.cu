@@ -16,16 +16,61 @@
  */
 #include "common.cuh"
 
-/* One thread per tile: the co-rank (relative to the pair's a) of its first output. */
-template <typename K>
+/*
+ * The co-rank (relative to the pair's a) of every tile's first output, a group of
+ * LANES neighbouring threads per tile. Each round of core/corank.h's search costs a
+ * load from global memory that the next round waits for; a group probes LANES
+ * points per round side by side and agrees on the new interval with one ballot, so
+ * a search over 2^23 keys takes 6 rounds with 32 lanes against 23 with one. More
+ * lanes mean more loads in all, so the launcher gives small passes (few tiles,
+ * where the chain's latency is the cost) many lanes and large ones (where the
+ * pass's bandwidth is) one.
+ */
+template <typename K, int LANES>
 __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
                                  int64_t *__restrict__ coranks)
 {
-    int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
+    int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t g = tid / LANES; /* the group's lanes are one warp's, and share g */
+    int lane = (int)(tid % LANES);
     if (g >= d.ntiles)
         return;
     tile_place t = place_tile(d, g);
-    coranks[g] = corank(t.k0, src + t.lo, t.mid - t.lo, src + t.mid, t.hi - t.mid, mask);
+    const K *a = src + t.lo, *b = src + t.mid;
+    int64_t k = t.k0, lo, hi;
+    gm_corank_bounds_i64(k, t.mid - t.lo, t.hi - t.mid, &lo, &hi);
+    const unsigned group =
+        LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
+    while (lo < hi) {
+        int64_t i = gm_corank_probe_i64(lo, hi, LANES, lane);
+        bool past = i > hi || corank_past(i, k, a, b, mask);
+        /* Probes rise with the lane and "past" with the probe: the lanes not past
+         * are a prefix of the group. */
+        int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
+        gm_corank_narrow_i64(&lo, &hi, LANES, f);
+    }
+    if (lane == 0)
+        coranks[g] = lo;
+}
+
+/* Lanes per tile for a pass of ntiles tiles (see partition_kernel). */
+static int partition_lanes_for(int64_t ntiles)
+{
+    if (gm_device_tuning.partition_lanes > 0)
+        return gm_device_tuning.partition_lanes;
+    return ntiles <= GM_PARTITION_32_LANES_MAX ? 32 : ntiles <= GM_PARTITION_8_LANES_MAX ? 8 : 1;
+}
+
+template <typename K, int LANES>
+static int launch_partition_lanes(const K *src, const pass_desc &d, K mask, int64_t *coranks,
+                                  cudaStream_t s, gm_status *st)
+{
+    const int threads = 128;
+    unsigned blocks = (unsigned)((d.ntiles * LANES + threads - 1) / threads);
+    partition_kernel<K, LANES><<<blocks, threads, 0, s>>>(src, d, mask, coranks);
+    GM_LAUNCHED("partition_kernel", st);
+    return GM_OK;
 }
 
 template <typename K>
@@ -34,11 +79,16 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
 {
     if (d.ntiles == 0)
         return GM_OK;
-    const int threads = 128;
-    unsigned blocks = (unsigned)((d.ntiles + threads - 1) / threads);
-    partition_kernel<K><<<blocks, threads, 0, s>>>(src, d, mask, coranks);
-    GM_LAUNCHED("partition_kernel", st);
-    return GM_OK;
+    switch (partition_lanes_for(d.ntiles)) {
+    case 32:
+        return launch_partition_lanes<K, 32>(src, d, mask, coranks, s, st);
+    case 8:
+        return launch_partition_lanes<K, 8>(src, d, mask, coranks, s, st);
+    case 4:
+        return launch_partition_lanes<K, 4>(src, d, mask, coranks, s, st);
+    default:
+        return launch_partition_lanes<K, 1>(src, d, mask, coranks, s, st);
+    }
 }
 
 /* What a block needs to load and merge tile g: its place and the slices of a and
@@ -97,6 +147,7 @@ template <typename K>
 __device__ inline void fetch_tile(K *s, const tile_layout<K> &l)
 {
     constexpr int VEC = tile_layout<K>::VEC;
+#pragma unroll 1
     for (int c = threadIdx.x; c < l.na + l.nb; c += tuning<K>::THREADS) {
         const K *from = c < l.na ? l.ga + c * VEC : l.gb + (c - l.na) * VEC;
         __pipeline_memcpy_async(s + c * VEC, from, 16);
@@ -117,8 +168,11 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                    const int64_t *__restrict__ coranks, K mask)
 {
     constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILE, BUF = TILE + 4 * tile_layout<K>::VEC;
-    __shared__ __align__(16) K in[BUF];     /* the slices' chunks */
+    constexpr int TILE = tuning<K>::TILE, VEC = tile_layout<K>::VEC;
+    /* The slices' chunks (TILE + 4 VEC keys at most), then room for merge_items to
+     * read up to ITEMS keys past the end of a slice. */
+    constexpr int BUF = (TILE + 4 * VEC + ITEMS + VEC) / VEC * VEC;
+    __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K stage[TILE]; /* the merged tile */
 
     /* Only what the merge and the store need stays live past this block: keeping
@@ -139,10 +193,10 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     __pipeline_wait_prior(0);
     __syncthreads();
 
-    if (mask == 0) /* two call sites: the compiler folds each direction's mask away */
-        merge_tile<K, ITEMS>(in + a_at, la, in + b_at, lb, stage, K(0));
+    if (mask == 0)
+        merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage);
     else
-        merge_tile<K, ITEMS>(in + a_at, la, in + b_at, lb, stage, K(-1));
+        merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage);
     __syncthreads();
     store_tile<K, THREADS, ITEMS>(out, stage, la + lb);
 }
@@ -153,6 +207,16 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
 {
     if (d.ntiles == 0)
         return GM_OK;
+    /* All of the multiprocessor's L1 as shared memory: the resident blocks are
+     * counted in shared memory (13 at 15.5 KB each on sm_90), never in L1's use. */
+    static bool carved;
+    if (!carved) {
+        GM_CUDA(cudaFuncSetAttribute(merge_tiled_kernel<K>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     (int)cudaSharedmemCarveoutMaxShared),
+                st);
+        carved = true;
+    }
     merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, 0, s>>>(src, dst, d,
                                                                             coranks, mask);
     GM_LAUNCHED("merge_tiled_kernel", st);

@@ -16,14 +16,17 @@
 
 #include "common.cuh"
 
-/* The block sort itself; mask is a constant at each call site below. */
-template <typename K>
+/* The block sort itself, for one direction. */
+template <typename K, bool DESC>
 __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
-                                           int64_t n, const K mask)
+                                           int64_t n)
 {
     constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILE;
-    __shared__ __align__(16) K buf[2][TILE];
+    constexpr int TILE = tuning<K>::TILE, PAD = 16 / sizeof(K);
+    const K mask = DESC ? K(-1) : K(0);
+    /* Each buffer has PAD keys to spare: merge_items may read one key past a run
+     * that ends the tile, and that read must not land in the other buffer. */
+    __shared__ __align__(16) K buf[2][TILE + PAD];
     int64_t base = (int64_t)blockIdx.x * TILE;
     int64_t cnt = n - base < TILE ? n - base : TILE;
     const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
@@ -60,7 +63,8 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
         int k = threadIdx.x * ITEMS;
         int pair = k / (2 * w) * (2 * w), local = k - pair;
         int i = corank_tile(local, in + pair, w, in + pair + w, w, mask);
-        merge_seq_tile(in + pair, w, in + pair + w, w, i, local - i, buf[s ^ 1] + k, ITEMS, mask);
+        merge_items<K, ITEMS, DESC>(in, pair + i, pair + w, pair + w + local - i, pair + 2 * w,
+                                    buf[s ^ 1] + k);
         __syncthreads();
         s ^= 1;
     }
@@ -72,9 +76,9 @@ __global__ void __launch_bounds__(tuning<K>::THREADS)
 block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
 {
     if (mask == 0)
-        block_sort<K>(src, dst, n, K(0));
+        block_sort<K, false>(src, dst, n);
     else
-        block_sort<K>(src, dst, n, K(-1));
+        block_sort<K, true>(src, dst, n);
 }
 
 template <typename K>

@@ -160,3 +160,67 @@ Test(corank, tile_variants_match)
         }
     }
 }
+
+/* The co-rank search with a group of lanes probing side by side, as the GPU's
+ * partition kernel runs it (the ballot is the loop over lanes here): the same
+ * answer as the one-lane search for every k and group size, in about
+ * log base lanes + 1 rounds. */
+static int64_t corank_lanes(int64_t k, const int64_t *a, int64_t m, const int64_t *b,
+                            int64_t n, int64_t mask, int lanes, int *rounds)
+{
+    int64_t lo, hi;
+    gm_corank_bounds_i64(k, m, n, &lo, &hi);
+    *rounds = 0;
+    while (lo < hi) {
+        int f = 0; /* probes not past: a prefix, as past is monotone in the probe */
+        int seen_past = 0;
+        for (int l = 0; l < lanes; l++) {
+            int64_t i = gm_corank_probe_i64(lo, hi, lanes, l);
+            int past = i > hi || gm_corank_past_i64(i, k, a, b, mask);
+            cr_assert(!(seen_past && !past), "probes not monotone: lanes=%d l=%d", lanes, l);
+            seen_past |= past;
+            f += !past;
+        }
+        int64_t span = hi - lo;
+        gm_corank_narrow_i64(&lo, &hi, lanes, f);
+        cr_assert(lo <= hi && hi - lo < span, "interval did not shrink");
+        ++*rounds;
+    }
+    return lo;
+}
+
+Test(corank, lanes_probing_side_by_side)
+{
+    rng r;
+    rng_seed(&r, 4);
+    const int lanes_list[] = { 1, 2, 3, 4, 8, 31, 32 };
+    for (int round = 0; round < 60; round++) {
+        int64_t m = rng_range(&r, 0, 700), n = rng_range(&r, 0, 700);
+        int64_t a[700], b[700];
+        int order = round % 2 ? 1 : -1;
+        int64_t spread = round % 3 == 0 ? 3 : 1000000;
+        for (int64_t t = 0; t < m; t++)
+            a[t] = rng_range(&r, -spread, spread);
+        for (int64_t t = 0; t < n; t++)
+            b[t] = rng_range(&r, -spread, spread);
+        ref_sort_i64(a, m, order);
+        ref_sort_i64(b, n, order);
+        int64_t mask = order > 0 ? 0 : -1;
+        for (int64_t k = 0; k <= m + n; k++) {
+            int64_t want = gm_corank_i64(k, a, m, b, n, mask);
+            for (size_t x = 0; x < sizeof lanes_list / sizeof *lanes_list; x++) {
+                int lanes = lanes_list[x], rounds;
+                cr_assert_eq(corank_lanes(k, a, m, b, n, mask, lanes, &rounds), want,
+                             "k=%lld lanes=%d", (long long)k, lanes);
+                /* each round keeps one of lanes + 1 steps of the interval */
+                int64_t span = (k < m ? k : m) - (k > n ? k - n : 0), bound = 0;
+                for (int64_t s = span; s > 0; bound++) {
+                    int64_t step = (s + lanes) / (lanes + 1);
+                    s = step - 1 > s - lanes * step ? step - 1 : s - lanes * step;
+                }
+                cr_assert(rounds <= bound, "k=%lld lanes=%d: %d rounds > %lld", (long long)k,
+                          lanes, rounds, (long long)bound);
+            }
+        }
+    }
+}
