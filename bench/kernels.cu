@@ -355,7 +355,7 @@ template <typename K> static void bench_lanes(int lg)
     CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
     int64_t bounds[3] = { 0, m, n };
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
-           (long long)((n + tuning<K>::TILE - 1) / tuning<K>::TILE));
+           (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
     for (int lanes : { 1, 4, 8, 32 }) {
         gm_device_tuning.partition_lanes = lanes;
         gm_status st;

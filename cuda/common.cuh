@@ -106,20 +106,27 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
  * memory and unrolled loops) and, per device, the grid of the circular kernel,
  * whose blocks stay resident (filled in from the device's properties by gpu.cu).
  *
- *   THREADS  threads per block
+ *   THREADS  threads per block of the basic and circular kernels
  *   ITEMS    keys each thread merges per tile; odd, so the staging writes of a warp
  *            (thread t writes from t * ITEMS) fall in distinct shared-memory banks
- *   TILE     keys per tile = THREADS * ITEMS; also the sort's block-sort tile, so
- *            every sort run is a whole number of merge tiles
+ *   TILE     keys per tile of the basic and circular kernels = THREADS * ITEMS
+ *   TILED_THREADS, TILED_TILE  the tiled kernel's block: GM_TILED_SCALE times as
+ *            many threads, ITEMS keys each
+ *   SORT_TILE the block sort's tile, GM_SORT_SCALE basic tiles, a whole number of
+ *            tiled tiles too, so every sort run is a whole number of merge tiles
  *   RING     the circular kernel's ring per input: a power of two >= TILE
  *   TILED_MIN_BLOCKS  resident tiled blocks per multiprocessor the compiler must
- *            allow for (caps registers: 16 blocks of 128 threads = 32 registers)
+ *            allow for (caps registers: 8 blocks of 256 threads = 32 registers)
  *
- * Measured on an H200 with bench/tune.sh (bench/RESULTS.md has the runs): of
- * 256 x 15, 256 x 11, 128 x 15, each persistent or one tile per block, 128 x 15
- * with one tile per block and 32 registers was fastest for the tiled kernel, in
- * the merge and in the sort, for both widths (int64 keeps 7 keys per thread so
- * its tile has the same bytes). Occupancy, not instruction count, decided it.
+ * Measured on an H200 with bench/tune.sh (bench/RESULTS.md has the runs). The
+ * tiled kernel, 2^28 int32 keys: 256 x 15 in 617 us (82.5% of copy), 128 x 17 in
+ * 665, 128 x 15 in 680, 128 x 13 in 704, 128 x 11 in 757; int64 keeps half the
+ * keys per thread so its tile has about the same bytes (256 x 7: 646 us at 2^27).
+ * With 32 registers either way, shared memory decides how many blocks are
+ * resident (two tiles' worth per block), and larger blocks pay the per-tile
+ * costs (the tile's description, the barriers) over more keys. The basic and
+ * circular kernels keep 128 x 15: the circular kernel's rings for a 256 x 15
+ * tile would pass the 64 KB of shared memory a block has on sm_75.
  */
 #ifndef GM_I32_THREADS /* -D overrides are for tuning experiments (bench/tune.sh) */
 #define GM_I32_THREADS 128
@@ -133,16 +140,32 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #ifndef GM_I64_ITEMS
 #define GM_I64_ITEMS 7
 #endif
+#ifndef GM_TILED_SCALE
+#define GM_TILED_SCALE 2
+#endif
 #ifndef GM_TILED_MIN_BLOCKS
-#define GM_TILED_MIN_BLOCKS 16
+#define GM_TILED_MIN_BLOCKS 8
 #endif
 /* Lanes of the partition kernel per tile: 32 up to this many tiles, then 8 up to
- * the next, then 1 (merge_tiled.cu; measured with `kernels 28 lanes`). */
+ * the next, then 1 (merge_tiled.cu). From `kernels 28 lanes` on an H200 (tiled
+ * tiles of 3840 int32 keys): 2^22 keys (1093 tiles) merged in 20.8 us with 32
+ * lanes, 22.0 with 8, 25.7 with one; 2^24 (4370 tiles) in 56.0 us with 8, 57.5
+ * with 4, 59.9 with one, 60.7 with 32; from 2^26 (17477 tiles) on one lane is
+ * best (170 us against 175 with 4): the extra probes cost bandwidth the merge
+ * needs. int64 keys measured the same. */
 #ifndef GM_PARTITION_32_LANES_MAX
-#define GM_PARTITION_32_LANES_MAX 8192
+#define GM_PARTITION_32_LANES_MAX 2048
 #endif
 #ifndef GM_PARTITION_8_LANES_MAX
-#define GM_PARTITION_8_LANES_MAX 65536
+#define GM_PARTITION_8_LANES_MAX 8192
+#endif
+/* The block sort's tile, in basic tiles: one block of SCALE * THREADS threads sorts
+ * SCALE * TILE keys (its two buffers must fit the 64 KB of shared memory a block
+ * may have on sm_75, the oldest target). Each doubling saves the sort a merge
+ * pass over memory for one more round in shared memory; 8 measured slower than 4
+ * (20.3 against 21.1 G keys/s at 2^28 int32): 1024-thread blocks, one per SM. */
+#ifndef GM_SORT_SCALE
+#define GM_SORT_SCALE 4
 #endif
 constexpr int gm_pow2_at_least(int x)
 {
@@ -153,13 +176,23 @@ template <> struct tuning<int32_t> {
     static constexpr int THREADS = GM_I32_THREADS, ITEMS = GM_I32_ITEMS;
     static constexpr int TILE = THREADS * ITEMS;
     static constexpr int RING = gm_pow2_at_least(TILE);
+    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
+    static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+    static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
+    static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
+    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
 };
 template <> struct tuning<int64_t> {
     static constexpr int THREADS = GM_I64_THREADS, ITEMS = GM_I64_ITEMS;
     static constexpr int TILE = THREADS * ITEMS;
     static constexpr int RING = gm_pow2_at_least(TILE);
+    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
+    static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+    static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
+    static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
+    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
 };
 
 /* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we

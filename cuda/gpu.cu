@@ -4,8 +4,8 @@
  * merges and sorts as sequences of merge passes (see common.cuh).
  *
  * Merge of k runs: ceil(log2 k) passes, each merging neighbouring runs pairwise, so
- * ties keep input order. Sort: the block sort, then passes over runs of TILE,
- * 2 TILE, ... keys; -u then collapses equal neighbours on the device
+ * ties keep input order. Sort: the block sort, then passes over runs of SORT_TILE,
+ * 2 SORT_TILE, ... keys; -u then collapses equal neighbours on the device
  * (cub::DeviceSelect::Unique). Every CUDA call and launch is checked; an error comes
  * back as a status ("CUDA error: ..."), and device buffers are released on every
  * path.
@@ -198,7 +198,9 @@ static gm_kernel resolve(gm_kernel k, int64_t n, gm_width w)
 
 template <typename K> static int64_t kernel_tile(gm_kernel kernel, int64_t n)
 {
-    return kernel == GM_KERNEL_CIRCULAR ? circular_segment<K>(n) : (int64_t)tuning<K>::TILE;
+    return kernel == GM_KERNEL_CIRCULAR ? circular_segment<K>(n)
+           : kernel == GM_KERNEL_TILED  ? (int64_t)tuning<K>::TILED_TILE
+                                        : (int64_t)tuning<K>::TILE;
 }
 
 template <typename K>
@@ -315,7 +317,7 @@ int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int
         return rc;
     K *src = d_tmp, *dst = d_keys;
     *passes = 0;
-    for (int64_t run = tuning<K>::TILE; run < n; run *= 2) {
+    for (int64_t run = tuning<K>::SORT_TILE; run < n; run *= 2) {
         pass_desc d{};
         d.n = n;
         d.run_len = run;
@@ -384,26 +386,28 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
 
 extern "C" int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)
 {
-    (void)kernel;
+    if (kernel == GM_KERNEL_TILED)
+        return width == GM_I32 ? tuning<int32_t>::TILED_TILE : tuning<int64_t>::TILED_TILE;
     return width == GM_I32 ? tuning<int32_t>::TILE : tuning<int64_t>::TILE;
 }
 
 extern "C" int64_t gm_gpu_sort_tile(gm_width width)
 {
-    return width == GM_I32 ? tuning<int32_t>::TILE : tuning<int64_t>::TILE;
+    return width == GM_I32 ? tuning<int32_t>::SORT_TILE : tuning<int64_t>::SORT_TILE;
 }
 
 /*
  * The kernel --kernel=auto runs for a merge of n keys, from the crossover table in
- * bench/RESULTS.md (bench/kernels N crossover, H200): below about 2^20 keys the
- * basic kernel wins, because it needs no partition kernel and a partition costs a
- * chain of dependent global loads (about 10 us) before the merge can start; from
- * there on the tiled kernel wins, by 2x at 2^24. The circular kernel never won.
+ * bench/RESULTS.md (bench/kernels 24 crossover, H200): up to 2^18 keys the basic
+ * kernel wins by a microsecond, because it needs no partition kernel and even a
+ * partition with 32 lanes per tile is a chain of dependent global loads before the
+ * merge can start; from 2^20 on the tiled kernel wins, by 4x at 2^24. The circular
+ * kernel never won.
  */
 extern "C" gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
 {
-    int64_t basic_below = width == GM_I32 ? (int64_t)1 << 21 : (int64_t)1 << 20;
-    return n < basic_below ? GM_KERNEL_BASIC : GM_KERNEL_TILED;
+    (void)width; /* the same crossover for both widths */
+    return n < ((int64_t)1 << 19) ? GM_KERNEL_BASIC : GM_KERNEL_TILED;
 }
 
 #define GM_INSTANTIATE(K)                                                                  \

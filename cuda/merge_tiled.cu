@@ -148,27 +148,33 @@ __device__ inline void fetch_tile(K *s, const tile_layout<K> &l)
 {
     constexpr int VEC = tile_layout<K>::VEC;
 #pragma unroll 1
-    for (int c = threadIdx.x; c < l.na + l.nb; c += tuning<K>::THREADS) {
+    for (int c = threadIdx.x; c < l.na + l.nb; c += tuning<K>::TILED_THREADS) {
         const K *from = c < l.na ? l.ga + c * VEC : l.gb + (c - l.na) * VEC;
         __pipeline_memcpy_async(s + c * VEC, from, 16);
     }
 }
 
 /*
- * One tile per block. Many small blocks are resident on each multiprocessor (the
- * table keeps them at 32 registers), so while some wait for their slices others
- * merge: the occupancy hides the memory latency. (A persistent version that
- * fetched its next tile while merging the current one measured 61% of copy
- * bandwidth at 2^28 keys against this one's 69%: its extra state cost occupancy.)
+ * One tile per block. Several blocks are resident on each multiprocessor (32
+ * registers a thread; shared memory for two tiles a block), so while some wait
+ * for their slices others merge: the occupancy hides the memory latency. (A
+ * persistent version that fetched its next tile while merging the current one
+ * was slower, 61% of copy bandwidth at 2^28 keys against 69% then: its extra
+ * state cost occupancy.) On an H200 this kernel moves 2^28 int32 keys at 82.6%
+ * of a device-to-device copy; what it took to get there, from 60%: a merge that
+ * keeps each input's next key in a register (merge_items), and a store loop
+ * kept rolled, which halved the registers the compiler wanted and ended the
+ * spills at the 32-register cap (bench/RESULTS.md).
  */
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::THREADS,
-                                  GM_MIN_BLOCKS(tuning<K>::TILED_MIN_BLOCKS, tuning<K>::THREADS))
+__global__ void __launch_bounds__(tuning<K>::TILED_THREADS,
+                                  GM_MIN_BLOCKS(tuning<K>::TILED_MIN_BLOCKS,
+                                                tuning<K>::TILED_THREADS))
 merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                    const int64_t *__restrict__ coranks, K mask)
 {
-    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILE, VEC = tile_layout<K>::VEC;
+    constexpr int THREADS = tuning<K>::TILED_THREADS, ITEMS = tuning<K>::ITEMS;
+    constexpr int TILE = tuning<K>::TILED_TILE, VEC = tile_layout<K>::VEC;
     /* The slices' chunks (TILE + 4 VEC keys at most), then room for merge_items to
      * read up to ITEMS keys past the end of a slice. */
     constexpr int BUF = (TILE + 4 * VEC + ITEMS + VEC) / VEC * VEC;
@@ -217,7 +223,7 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
                 st);
         carved = true;
     }
-    merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, 0, s>>>(src, dst, d,
+    merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::TILED_THREADS, 0, s>>>(src, dst, d,
                                                                             coranks, mask);
     GM_LAUNCHED("merge_tiled_kernel", st);
     return GM_OK;

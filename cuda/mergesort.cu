@@ -4,13 +4,14 @@
  * of doubling length), built from the same co-rank and sequential merge as the
  * merge kernels.
  *
- * Each block sorts one tile of TILE keys: every thread sorts its ITEMS keys in
- * registers (odd-even transposition sort, fully unrolled), then log2(THREADS)
- * rounds merge neighbouring runs in shared memory, ping-ponging between two
- * buffers; in each round a thread finds its place with co-rank and merges ITEMS
- * keys. The passes that follow (gpu.cu) merge runs of TILE, 2 TILE, 4 TILE, ...
- * with the kernel chosen by --kernel. A partial last tile is padded with the key
- * that sorts last, and the padding is never stored.
+ * Each block sorts one tile of SORT_TILE keys (a few merge tiles: the larger the
+ * block's tile, the fewer passes over memory follow): every thread sorts its ITEMS
+ * keys in registers (odd-even transposition sort, fully unrolled), then
+ * log2(SORT_THREADS) rounds merge neighbouring runs in shared memory, ping-ponging
+ * between two buffers; in each round a thread finds its place with co-rank and
+ * merges ITEMS keys. The passes that follow (gpu.cu) merge runs of SORT_TILE,
+ * 2 SORT_TILE, ... with the kernel chosen by --kernel. A partial last tile is
+ * padded with the key that sorts last, and the padding is never stored.
  */
 #include <limits>
 
@@ -21,12 +22,14 @@ template <typename K, bool DESC>
 __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
                                            int64_t n)
 {
-    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILE, PAD = 16 / sizeof(K);
+    constexpr int THREADS = tuning<K>::SORT_THREADS, ITEMS = tuning<K>::ITEMS;
+    constexpr int TILE = tuning<K>::SORT_TILE, PAD = 16 / sizeof(K);
     const K mask = DESC ? K(-1) : K(0);
-    /* Each buffer has PAD keys to spare: merge_items may read one key past a run
-     * that ends the tile, and that read must not land in the other buffer. */
-    __shared__ __align__(16) K buf[2][TILE + PAD];
+    /* Two buffers (dynamic shared memory: more than the static 48 KB), each with
+     * PAD keys to spare: merge_items may read one key past a run that ends the
+     * tile, and that read must not land in the other buffer. */
+    extern __shared__ __align__(16) unsigned char smem[];
+    K(*buf)[TILE + PAD] = (K(*)[TILE + PAD])smem;
     int64_t base = (int64_t)blockIdx.x * TILE;
     int64_t cnt = n - base < TILE ? n - base : TILE;
     const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
@@ -71,8 +74,13 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
     store_tile<K, THREADS, ITEMS>(dst + base, buf[s], cnt);
 }
 
+template <typename K> constexpr size_t block_sort_smem()
+{
+    return 2 * (tuning<K>::SORT_TILE + 16 / sizeof(K)) * sizeof(K);
+}
+
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::THREADS)
+__global__ void __launch_bounds__(tuning<K>::SORT_THREADS)
 block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
 {
     if (mask == 0)
@@ -86,8 +94,17 @@ int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, g
 {
     if (n == 0)
         return GM_OK;
-    unsigned blocks = (unsigned)((n + tuning<K>::TILE - 1) / tuning<K>::TILE);
-    block_sort_kernel<K><<<blocks, tuning<K>::THREADS, 0, s>>>(src, dst, n, mask);
+    static bool sized; /* once: the shared memory beyond the default 48 KB */
+    if (!sized) {
+        GM_CUDA(cudaFuncSetAttribute(block_sort_kernel<K>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)block_sort_smem<K>()),
+                st);
+        sized = true;
+    }
+    unsigned blocks = (unsigned)((n + tuning<K>::SORT_TILE - 1) / tuning<K>::SORT_TILE);
+    block_sort_kernel<K><<<blocks, tuning<K>::SORT_THREADS, block_sort_smem<K>(), s>>>(
+        src, dst, n, mask);
     GM_LAUNCHED("block_sort_kernel", st);
     return GM_OK;
 }

@@ -6,6 +6,7 @@
 # the sanitizer), and its output is checked against GNU sort too.
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
+#        env: SAN_KERNELS (default "basic tiled circular"), SAN_SEED
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 SAN=${SANITIZER:-compute-sanitizer}
@@ -30,7 +31,7 @@ gen() { # gen COUNT WIDE FILE
             printf "%.0f\n", v } }' >"$3"
 }
 for w in 0 1; do
-    gen 5003 $w "$dir/r$w"
+    gen 17003 $w "$dir/r$w" # over two block-sort tiles of either width: merge passes run
     gen 1919 $w "$dir/a$w"
     gen 3841 $w "$dir/b$w"
     gen 700 $w "$dir/c$w"
@@ -43,7 +44,7 @@ done
 fail=0
 for tool in "${tools[@]}"; do
     runs=0 wrong=0
-    for kernel in basic tiled circular; do
+    for kernel in ${SAN_KERNELS:-basic tiled circular}; do
         for w in 0 1; do
             for dirn in up down; do
                 r=""

@@ -279,10 +279,15 @@ Test(gpu, sort_sizes_around_tiles, .timeout = 600)
     rng r;
     rng_seed(&r, 40);
     for (int w = 4; w <= 8; w += 4) {
+        /* the block sort's tile, and the merge tiles of the passes after it */
         int64_t tile = gm_gpu_sort_tile((gm_width)w);
-        int64_t sizes[] = { 0, 1, 2, 3, 100, tile - 1, tile, tile + 1, 2 * tile - 1,
+        int64_t mt = gm_gpu_merge_tile(GM_KERNEL_TILED, (gm_width)w);
+        int64_t bt = gm_gpu_merge_tile(GM_KERNEL_BASIC, (gm_width)w);
+        int64_t sizes[] = { 0,        1,        2,         3,         100,
+                            bt - 1,   bt,       bt + 1,    mt - 1,    mt,
+                            mt + 1,   tile - 1, tile,      tile + 1,  2 * tile - 1,
                             2 * tile + 1, 3 * tile, 5 * tile + 77, 16 * tile + 1 };
-        for (int s = 0; s < 13; s++)
+        for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++)
             for (int ru = 0; ru < 4; ru++)
                 sort_case(&r, sizes[s], DIST_WIDE, (gm_width)w, 0, ru & 1, ru >> 1,
                           kernels[(s + ru) % 3], "tile sizes");
