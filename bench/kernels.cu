@@ -150,6 +150,31 @@ static void row(const char *op, const char *what, int lg, int bits, double s, do
     fflush(stdout);
 }
 
+/* One two-way merge pass of d_in's halves (n keys) into d_out with kernel k, timed;
+ * when want is given, the first run's result is checked against it into *ok. */
+template <typename K>
+static double time_merge_pass(gm_kernel k, const K *d_in, K *d_out, int64_t n, int64_t *d_cor,
+                              int64_t *d_meta, const std::vector<K> *want, bool *ok)
+{
+    int64_t bounds[3] = { 0, n / 2, n };
+    gm_status st;
+    pass_desc d{};
+    d.n = n;
+    d.npairs = 1;
+    auto run = [&] {
+        if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
+            fprintf(stderr, "%s\n", st.msg);
+            exit(1);
+        }
+    };
+    if (want) {
+        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+        run();
+        *ok = same(d_out, *want);
+    }
+    return time_median(run);
+}
+
 template <typename K> static void bench_merge(int lg)
 {
     int64_t n = (int64_t)1 << lg, m = n / 2;
@@ -170,23 +195,10 @@ template <typename K> static void bench_merge(int lg)
     int64_t *d_cor, *d_meta;
     CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
     CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
-    int64_t bounds[3] = { 0, m, n };
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
-        gm_status st;
-        pass_desc d{};
-        d.n = n;
-        d.npairs = 1;
-        auto run = [&] {
-            if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
-                fprintf(stderr, "%s\n", st.msg);
-                exit(1);
-            }
-        };
-        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
-        run();
-        bool ok = same(d_out, want);
-        double t = time_median(run);
+        bool ok;
+        double t = time_merge_pass<K>(k, d_in, d_out, n, d_cor, d_meta, &want, &ok);
         char name[64];
         snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
         row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
@@ -306,26 +318,16 @@ template <typename K> static void bench_sort(int lg)
 /* --kernel=auto's table: the three kernels over a range of sizes. */
 template <typename K> static void bench_crossover(int lg)
 {
-    int64_t n = (int64_t)1 << lg, m = n / 2;
+    int64_t n = (int64_t)1 << lg;
     K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
     sorted_halves<K>(d_in, d_tmp, n, 99 + lg);
     int64_t *d_cor, *d_meta;
     CHECK(cudaMalloc(&d_cor, (n / 64 + 8) * sizeof(int64_t)));
     CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
-    int64_t bounds[3] = { 0, m, n };
     printf("crossover 2^%-2d int%d:", lg, (int)sizeof(K) * 8);
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
-        gm_status st;
-        pass_desc d{};
-        d.n = n;
-        d.npairs = 1;
-        double t = time_median([&] {
-            if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
-                fprintf(stderr, "%s\n", st.msg);
-                exit(1);
-            }
-        });
+        double t = time_merge_pass<K>(k, d_in, d_out, n, d_cor, d_meta, nullptr, nullptr);
         printf("  %s %8.1f us", gm_kernel_name(k), t * 1e6);
         if (tsv)
             fprintf(tsv, "crossover\t%s\t%d\t%d\t%.3f\n", gm_kernel_name(k), lg,
@@ -353,26 +355,12 @@ template <typename K> static void bench_lanes(int lg)
     int64_t *d_cor, *d_meta;
     CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
     CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
-    int64_t bounds[3] = { 0, m, n };
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
            (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
     for (int lanes : { 1, 4, 8, 32 }) {
         gm_device_tuning.partition_lanes = lanes;
-        gm_status st;
-        pass_desc d{};
-        d.n = n;
-        d.npairs = 1;
-        auto run = [&] {
-            if (merge_pass<K>(GM_KERNEL_TILED, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0,
-                              &st)) {
-                fprintf(stderr, "%s\n", st.msg);
-                exit(1);
-            }
-        };
-        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
-        run();
-        bool ok = same(d_out, want);
-        double t = time_median(run);
+        bool ok;
+        double t = time_merge_pass<K>(GM_KERNEL_TILED, d_in, d_out, n, d_cor, d_meta, &want, &ok);
         printf("  %2d: %8.1f us %s", lanes, t * 1e6, ok ? "ok" : "WRONG");
         if (tsv)
             fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,

@@ -25,6 +25,19 @@ static void check_corank_i64(int64_t k, const int64_t *a, int64_t m, const int64
                   (long long)k, (long long)i);
 }
 
+/* Fills a[0..m) and b[0..n) with keys from [-spread, spread], each sorted in order
+ * (1 ascending, -1 descending). */
+static void sorted_pair(rng *r, int64_t *a, int64_t m, int64_t *b, int64_t n, int64_t spread,
+                        int order)
+{
+    for (int64_t t = 0; t < m; t++)
+        a[t] = rng_range(r, -spread, spread);
+    for (int64_t t = 0; t < n; t++)
+        b[t] = rng_range(r, -spread, spread);
+    ref_sort_i64(a, m, order);
+    ref_sort_i64(b, n, order);
+}
+
 Test(corank, every_k_of_small_arrays)
 {
     rng r;
@@ -35,12 +48,7 @@ Test(corank, every_k_of_small_arrays)
         int64_t spread = rng_range(&r, 1, 6); /* few values: many ties */
         int order = rng_range(&r, 0, 1) ? 1 : -1;
         int64_t mask = order > 0 ? 0 : -1;
-        for (int64_t t = 0; t < m; t++)
-            a[t] = rng_range(&r, -spread, spread);
-        for (int64_t t = 0; t < n; t++)
-            b[t] = rng_range(&r, -spread, spread);
-        ref_sort_i64(a, m, order);
-        ref_sort_i64(b, n, order);
+        sorted_pair(&r, a, m, b, n, spread, order);
         ref_merge_i64(a, m, b, n, ref, order);
         for (int64_t k = 0; k <= m + n; k++) {
             int64_t i = gm_corank_i64(k, a, m, b, n, mask);
@@ -137,12 +145,7 @@ Test(corank, tile_variants_match)
         int64_t a64[300], b64[300], c64[600], d64[600];
         int32_t a32[300], b32[300], c32[600], d32[600];
         int order = round % 2 ? 1 : -1;
-        for (int t = 0; t < m; t++)
-            a64[t] = rng_range(&r, -50, 50);
-        for (int t = 0; t < n; t++)
-            b64[t] = rng_range(&r, -50, 50);
-        ref_sort_i64(a64, m, order);
-        ref_sort_i64(b64, n, order);
+        sorted_pair(&r, a64, m, b64, n, 50, order);
         for (int t = 0; t < m; t++)
             a32[t] = (int32_t)a64[t];
         for (int t = 0; t < n; t++)
@@ -199,12 +202,7 @@ Test(corank, lanes_probing_side_by_side)
         int64_t a[700], b[700];
         int order = round % 2 ? 1 : -1;
         int64_t spread = round % 3 == 0 ? 3 : 1000000;
-        for (int64_t t = 0; t < m; t++)
-            a[t] = rng_range(&r, -spread, spread);
-        for (int64_t t = 0; t < n; t++)
-            b[t] = rng_range(&r, -spread, spread);
-        ref_sort_i64(a, m, order);
-        ref_sort_i64(b, n, order);
+        sorted_pair(&r, a, m, b, n, spread, order);
         int64_t mask = order > 0 ? 0 : -1;
         for (int64_t k = 0; k <= m + n; k++) {
             int64_t want = gm_corank_i64(k, a, m, b, n, mask);
