@@ -44,13 +44,6 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what);
 
 /* ------------------------------------------------------------------ keys */
 
-/* Full unrolling in device code; host builds of __host__ __device__ loops skip it. */
-#ifdef __CUDA_ARCH__
-#define GM_UNROLL _Pragma("unroll")
-#else
-#define GM_UNROLL
-#endif
-
 /* The one co-rank and sequential merge, by key type (templates call these). */
 __host__ __device__ inline int64_t corank(int64_t k, const int32_t *a, int64_t m,
                                           const int32_t *b, int64_t n, int32_t mask)
@@ -171,29 +164,21 @@ constexpr int gm_pow2_at_least(int x)
 {
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
 }
+/* The table's shape for one key type, from its basic block (THREADS x ITEMS). */
+template <int THREADS_, int ITEMS_> struct tuning_shape {
+    static constexpr int THREADS = THREADS_, ITEMS = ITEMS_;
+    static constexpr int TILE = THREADS * ITEMS;
+    static constexpr int RING = gm_pow2_at_least(TILE);
+    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
+    static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
+    static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+    static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
+    static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
+    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
+};
 template <typename K> struct tuning;
-template <> struct tuning<int32_t> {
-    static constexpr int THREADS = GM_I32_THREADS, ITEMS = GM_I32_ITEMS;
-    static constexpr int TILE = THREADS * ITEMS;
-    static constexpr int RING = gm_pow2_at_least(TILE);
-    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
-    static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
-    static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
-    static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
-    static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
-    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
-};
-template <> struct tuning<int64_t> {
-    static constexpr int THREADS = GM_I64_THREADS, ITEMS = GM_I64_ITEMS;
-    static constexpr int TILE = THREADS * ITEMS;
-    static constexpr int RING = gm_pow2_at_least(TILE);
-    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
-    static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
-    static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
-    static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
-    static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
-    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
-};
+template <> struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS> {};
+template <> struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS> {};
 
 /* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we
  * build for. __launch_bounds__ minimums are capped by it. */
@@ -355,11 +340,11 @@ __device__ inline void store_tile(K *out, const K *s, int cnt)
  * thread writes during the merge (racecheck counts reads whose values go unused).
  */
 template <typename K, int ITEMS, bool DESC>
-__host__ __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int pb,
-                                                     int b_end, K *out)
+__device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int pb, int b_end,
+                                            K *out)
 {
     K ak = s[pa], bk = s[pb];
-    GM_UNROLL
+#pragma unroll
     for (int u = 0; u < ITEMS; u++) {
         bool take_b = pb < b_end && (pa >= a_end || (DESC ? ak < bk : bk < ak));
         out[u] = take_b ? bk : ak;

@@ -17,19 +17,25 @@
 
 #include "common.cuh"
 
+/* Keys in each of the block sort's two buffers: the tile, and PAD keys to spare:
+ * merge_items may read one key past a run that ends the tile, and that read must
+ * not land in the other buffer. */
+template <typename K> constexpr int sort_buffer_keys()
+{
+    return tuning<K>::SORT_TILE + 16 / sizeof(K);
+}
+
 /* The block sort itself, for one direction. */
 template <typename K, bool DESC>
 __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
                                            int64_t n)
 {
     constexpr int THREADS = tuning<K>::SORT_THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::SORT_TILE, PAD = 16 / sizeof(K);
+    constexpr int TILE = tuning<K>::SORT_TILE, BUF = sort_buffer_keys<K>();
     const K mask = DESC ? K(-1) : K(0);
-    /* Two buffers (dynamic shared memory: more than the static 48 KB), each with
-     * PAD keys to spare: merge_items may read one key past a run that ends the
-     * tile, and that read must not land in the other buffer. */
+    /* Two buffers, in dynamic shared memory: more than the static 48 KB. */
     extern __shared__ __align__(16) unsigned char smem[];
-    K(*buf)[TILE + PAD] = (K(*)[TILE + PAD])smem;
+    K(*buf)[BUF] = (K(*)[BUF])smem;
     int64_t base = (int64_t)blockIdx.x * TILE;
     int64_t cnt = n - base < TILE ? n - base : TILE;
     const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
@@ -76,7 +82,7 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
 
 template <typename K> constexpr size_t block_sort_smem()
 {
-    return 2 * (tuning<K>::SORT_TILE + 16 / sizeof(K)) * sizeof(K);
+    return 2 * (size_t)sort_buffer_keys<K>() * sizeof(K);
 }
 
 template <typename K>
