@@ -150,41 +150,69 @@ static void row(const char *op, const char *what, int lg, int bits, double s, do
     fflush(stdout);
 }
 
-/* One two-way merge pass of d_in's halves (n keys) into d_out with kernel k, timed;
- * when want is given, the first run's result is checked against it into *ok. */
-template <typename K>
-static double time_merge_pass(gm_kernel k, const K *d_in, K *d_out, int64_t n, int64_t *d_cor,
-                              int64_t *d_meta, const std::vector<K> *want, bool *ok)
-{
-    int64_t bounds[3] = { 0, n / 2, n };
-    gm_status st;
-    pass_desc d{};
-    d.n = n;
-    d.npairs = 1;
-    auto run = [&] {
-        if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
-            fprintf(stderr, "%s\n", st.msg);
-            exit(1);
+/* A two-way merge on the device: n random keys (from seed) in d_in, each half
+ * sorted; room for the output and for a pass's co-ranks and run bounds; and, when
+ * asked for, the CPU engine's merge of the halves to check against. Freed with it. */
+template <typename K> struct merge_input {
+    int64_t n;
+    K *d_in, *d_out;
+    int64_t *d_cor, *d_meta;
+    std::vector<K> want;
+
+    merge_input(int64_t n_, uint64_t seed, bool check) : n(n_)
+    {
+        d_in = device_keys<K>(n);
+        d_out = device_keys<K>(n);
+        sorted_halves<K>(d_in, d_out, n, seed); /* d_out as the sort's scratch */
+        CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+        CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+        if (check) {
+            std::vector<K> host(n);
+            want.resize(n);
+            CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
+            gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), n / 2,
+                          host.data() + n / 2, n - n / 2, want.data(), 0, 16);
         }
-    };
-    if (want) {
-        CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
-        run();
-        *ok = same(d_out, *want);
     }
-    return time_median(run);
-}
+    ~merge_input()
+    {
+        CHECK(cudaFree(d_in));
+        CHECK(cudaFree(d_out));
+        CHECK(cudaFree(d_cor));
+        CHECK(cudaFree(d_meta));
+    }
+
+    /* One merge pass with kernel k, timed; with a check, the first run's output is
+     * compared with want into *ok. */
+    double time_pass(gm_kernel k, bool *ok)
+    {
+        int64_t bounds[3] = { 0, n / 2, n };
+        gm_status st;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = 1;
+        auto run = [&] {
+            if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+        };
+        if (!want.empty()) {
+            CHECK(cudaMemset(d_out, 0xA5, n * sizeof(K)));
+            run();
+            *ok = same(d_out, want);
+        }
+        return time_median(run);
+    }
+};
 
 template <typename K> static void bench_merge(int lg)
 {
     int64_t n = (int64_t)1 << lg, m = n / 2;
     int bits = (int)sizeof(K) * 8;
-    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
-    sorted_halves<K>(d_in, d_tmp, n, 12345 + lg);
-    std::vector<K> host(n), want(n);
-    CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
-    gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), m, host.data() + m, n - m,
-                  want.data(), 0, 16);
+    merge_input<K> in(n, 12345 + lg, true);
+    K *d_in = in.d_in, *d_out = in.d_out;
+    const std::vector<K> &want = in.want;
     double bytes = 2.0 * n * sizeof(K);
 
     double copy_s = time_median([&] {
@@ -192,13 +220,10 @@ template <typename K> static void bench_merge(int lg)
     });
     row("merge", "cudaMemcpy D2D", lg, bits, copy_s, bytes, copy_s, n, true);
 
-    int64_t *d_cor, *d_meta;
-    CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
-    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
-        bool ok;
-        double t = time_merge_pass<K>(k, d_in, d_out, n, d_cor, d_meta, &want, &ok);
+        bool ok = false;
+        double t = in.time_pass(k, &ok);
         char name[64];
         snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
         row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
@@ -226,12 +251,6 @@ template <typename K> static void bench_merge(int lg)
     thrust_run();
     ok = same(d_out, want);
     row("merge", "thrust::merge", lg, bits, time_median(thrust_run), bytes, copy_s, n, ok);
-
-    CHECK(cudaFree(d_in));
-    CHECK(cudaFree(d_out));
-    CHECK(cudaFree(d_tmp));
-    CHECK(cudaFree(d_cor));
-    CHECK(cudaFree(d_meta));
 }
 
 template <typename K> static void bench_sort(int lg)
@@ -318,49 +337,31 @@ template <typename K> static void bench_sort(int lg)
 /* --kernel=auto's table: the three kernels over a range of sizes. */
 template <typename K> static void bench_crossover(int lg)
 {
-    int64_t n = (int64_t)1 << lg;
-    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
-    sorted_halves<K>(d_in, d_tmp, n, 99 + lg);
-    int64_t *d_cor, *d_meta;
-    CHECK(cudaMalloc(&d_cor, (n / 64 + 8) * sizeof(int64_t)));
-    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+    merge_input<K> in((int64_t)1 << lg, 99 + lg, false);
     printf("crossover 2^%-2d int%d:", lg, (int)sizeof(K) * 8);
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
-        double t = time_merge_pass<K>(k, d_in, d_out, n, d_cor, d_meta, nullptr, nullptr);
+        double t = in.time_pass(k, nullptr);
         printf("  %s %8.1f us", gm_kernel_name(k), t * 1e6);
         if (tsv)
             fprintf(tsv, "crossover\t%s\t%d\t%d\t%.3f\n", gm_kernel_name(k), lg,
                     (int)sizeof(K) * 8, t * 1e6);
     }
     printf("\n");
-    CHECK(cudaFree(d_in));
-    CHECK(cudaFree(d_out));
-    CHECK(cudaFree(d_tmp));
-    CHECK(cudaFree(d_cor));
-    CHECK(cudaFree(d_meta));
 }
 
 /* The partition kernel's lanes per tile (cuda/merge_tiled.cu): the tiled merge
  * with each, over a range of sizes; its table in common.cuh comes from this. */
 template <typename K> static void bench_lanes(int lg)
 {
-    int64_t n = (int64_t)1 << lg, m = n / 2;
-    K *d_in = device_keys<K>(n), *d_out = device_keys<K>(n), *d_tmp = device_keys<K>(n);
-    sorted_halves<K>(d_in, d_tmp, n, 4242 + lg);
-    std::vector<K> host(n), want(n);
-    CHECK(cudaMemcpy(host.data(), d_in, n * sizeof(K), cudaMemcpyDeviceToHost));
-    gm_cpu_merge2(sizeof(K) == 4 ? GM_I32 : GM_I64, host.data(), m, host.data() + m, n - m,
-                  want.data(), 0, 16);
-    int64_t *d_cor, *d_meta;
-    CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
-    CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
+    int64_t n = (int64_t)1 << lg;
+    merge_input<K> in(n, 4242 + lg, true);
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
            (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
     for (int lanes : { 1, 4, 8, 32 }) {
         gm_device_tuning.partition_lanes = lanes;
-        bool ok;
-        double t = time_merge_pass<K>(GM_KERNEL_TILED, d_in, d_out, n, d_cor, d_meta, &want, &ok);
+        bool ok = false;
+        double t = in.time_pass(GM_KERNEL_TILED, &ok);
         printf("  %2d: %8.1f us %s", lanes, t * 1e6, ok ? "ok" : "WRONG");
         if (tsv)
             fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,
@@ -369,11 +370,6 @@ template <typename K> static void bench_lanes(int lg)
     gm_device_tuning.partition_lanes = 0;
     printf("\n");
     fflush(stdout);
-    CHECK(cudaFree(d_in));
-    CHECK(cudaFree(d_out));
-    CHECK(cudaFree(d_tmp));
-    CHECK(cudaFree(d_cor));
-    CHECK(cudaFree(d_meta));
 }
 
 int main(int argc, char **argv)
