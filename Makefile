@@ -34,7 +34,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
 CORE_SRC = core/util.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
 CLI_SRC  = cli/main.c cli/options.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
-           cuda/mergesort.cu cuda/gpu.cu
+           cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -11,10 +11,11 @@
  * Every result is checked against the CPU engine. Times are CUDA-event medians of
  * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
  * bytes read plus written (2 n sizeof(key)), as the copy's does.
- * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|lanes|all]
+ * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|lanes|stages|all]
  *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
  * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table;
- * "lanes" the tiled merge with each width of the partition kernel's groups.
+ * "lanes" the tiled merge with each width of the partition kernel's groups;
+ * "stages" the block sort and each merge pass of one sort, timed apart.
  */
 #include <cub/device/device_merge.cuh>
 #include <cub/device/device_merge_sort.cuh>
@@ -274,7 +275,7 @@ template <typename K> static void bench_sort(int lg)
     double copy_s = time_median(refresh);
 
     int64_t *d_cor;
-    CHECK(cudaMalloc(&d_cor, (2 * n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+    CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
         gm_status st;
@@ -293,6 +294,16 @@ template <typename K> static void bench_sort(int lg)
         char name[64];
         snprintf(name, sizeof name, "gpumerge sort/%s", gm_kernel_name(k));
         row("sort", name, lg, bits, t, 0, 0, n, ok);
+        if (k == GM_KERNEL_TILED) /* the same with two-way, then four-way passes only */
+            for (int ways : { 2, 4 }) {
+                gm_device_tuning.sort_ways = ways;
+                run();
+                ok = same(out, want);
+                t = time_median(run) - copy_s;
+                gm_device_tuning.sort_ways = 0;
+                snprintf(name, sizeof name, "gpumerge sort/tiled%d", ways);
+                row("sort", name, lg, bits, t, 0, 0, n, ok);
+            }
     }
 
     size_t temp_bytes = 0;
@@ -328,6 +339,96 @@ template <typename K> static void bench_sort(int lg)
     ok = same(d_a, want);
     row("sort", "thrust::sort", lg, bits, time_median(th_run) - copy_s, 0, 0, n, ok);
 
+    CHECK(cudaFree(d_src));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_b));
+    CHECK(cudaFree(d_cor));
+}
+
+/* Where a sort's time goes: the block sort and each merge pass of one real sort
+ * (tiled passes), timed apart with events around each launch, medians over
+ * REPEAT sorts. Also the run to profile with ncu (it launches nothing else). */
+template <typename K> static void bench_stages(int lg)
+{
+    int64_t n = (int64_t)1 << lg;
+    int bits = (int)sizeof(K) * 8;
+    K *d_src = device_keys<K>(n), *d_a = device_keys<K>(n), *d_b = device_keys<K>(n);
+    fill<K>(d_src, n, 31337 + lg);
+    int64_t *d_cor;
+    CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
+    /* The passes sort_on_device makes (gpu.cu); GM_SORT_WAYS=2 or 4 forces them. */
+    std::vector<int> ways(1, 0);
+    std::vector<int64_t> runs(1, 0);
+    if (getenv("GM_SORT_WAYS"))
+        gm_device_tuning.sort_ways = atoi(getenv("GM_SORT_WAYS"));
+    for (int64_t run = tuning<K>::SORT_TILE; run < n;) {
+        ways.push_back(sort_pass_ways<K>(GM_KERNEL_TILED, n, run));
+        runs.push_back(run);
+        run = n / ways.back() < run ? n : ways.back() * run;
+    }
+    int stages = (int)ways.size();
+    std::vector<cudaEvent_t> ev(stages + 1);
+    for (cudaEvent_t &e : ev)
+        CHECK(cudaEventCreate(&e));
+    std::vector<std::vector<float>> ms(stages);
+    gm_status st;
+    K *out = nullptr;
+    for (int rep = 0; rep < WARMUP + REPEAT; rep++) {
+        CHECK(cudaEventRecord(ev[0]));
+        if (launch_block_sort<K>(d_src, d_a, n, (K)0, 0, &st)) {
+            fprintf(stderr, "%s\n", st.msg);
+            exit(1);
+        }
+        CHECK(cudaEventRecord(ev[1]));
+        K *src = d_a, *dst = d_b;
+        int s = 1;
+        for (int64_t run = tuning<K>::SORT_TILE; run < n; s++) {
+            int rc;
+            if (ways[s] == 4) {
+                rc = launch_merge_multi<K>(src, dst, n, run, (K)0, d_cor, 0, &st);
+            } else {
+                pass_desc d{};
+                d.n = n;
+                d.run_len = run;
+                rc = merge_pass<K>(GM_KERNEL_TILED, src, dst, d, nullptr, nullptr, (K)0, d_cor,
+                                   0, &st);
+            }
+            if (rc) {
+                fprintf(stderr, "%s\n", st.msg);
+                exit(1);
+            }
+            run = n / ways[s] < run ? n : ways[s] * run;
+            CHECK(cudaEventRecord(ev[s + 1]));
+            std::swap(src, dst);
+        }
+        out = src;
+        CHECK(cudaEventSynchronize(ev[stages]));
+        for (int i = 0; rep >= WARMUP && i < stages; i++) {
+            float t;
+            CHECK(cudaEventElapsedTime(&t, ev[i], ev[i + 1]));
+            ms[i].push_back(t);
+        }
+    }
+    std::vector<K> got(n);
+    CHECK(cudaMemcpy(got.data(), out, n * sizeof(K), cudaMemcpyDeviceToHost));
+    bool ok = std::is_sorted(got.begin(), got.end());
+    double total = 0;
+    printf("stages 2^%d int%d (sorted: %s)\n", lg, bits, ok ? "ok" : "WRONG");
+    for (int i = 0; i < stages; i++) {
+        std::sort(ms[i].begin(), ms[i].end());
+        double t = ms[i][ms[i].size() / 2] * 1e-3;
+        total += t;
+        if (i == 0)
+            printf("  block sort (tile %d)       %9.1f us\n", tuning<K>::SORT_TILE, t * 1e6);
+        else
+            printf("  pass %2d, %d-way (runs of %10lld) %9.1f us  %6.1f GB/s\n", i, ways[i],
+                   (long long)runs[i], t * 1e6, 2.0 * n * sizeof(K) / t * 1e-9);
+        if (tsv)
+            fprintf(tsv, "stage\t%d\t%d\t%d\t%.3f\n", i, lg, bits, t * 1e6);
+    }
+    printf("  total %9.1f us, %.2f G keys/s\n", total * 1e6, n / total * 1e-9);
+    for (cudaEvent_t e : ev)
+        CHECK(cudaEventDestroy(e));
     CHECK(cudaFree(d_src));
     CHECK(cudaFree(d_a));
     CHECK(cudaFree(d_b));
@@ -393,6 +494,11 @@ int main(int argc, char **argv)
             bench_crossover<int32_t>(lg);
             bench_crossover<int64_t>(lg);
         }
+        return 0;
+    }
+    if (strcmp(what, "stages") == 0) {
+        bench_stages<int32_t>(max_lg);
+        bench_stages<int64_t>(max_lg - 1);
         return 0;
     }
     if (strcmp(what, "lanes") == 0) {

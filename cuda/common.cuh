@@ -160,6 +160,21 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #ifndef GM_SORT_SCALE
 #define GM_SORT_SCALE 4
 #endif
+/* Sample gaps per block of the four-way pass (merge_multi.cu): a block walks about
+ * GAPS samples' worth of output (GAPS / 4 tiles) in chunks of at most a tile. */
+#ifndef GM_MULTI_GAPS
+#define GM_MULTI_GAPS 32
+#endif
+/* The four-way pass's block: the tiled block folded into FOLD times fewer threads
+ * with FOLD times the keys each (and one more, to keep ITEMS odd). Samples: every
+ * run is sampled OVERSAMPLE times per quarter tile (finer samples fill the chunks
+ * better, and cost more searches). */
+#ifndef GM_MULTI_FOLD
+#define GM_MULTI_FOLD 1
+#endif
+#ifndef GM_MULTI_OVERSAMPLE
+#define GM_MULTI_OVERSAMPLE 1
+#endif
 constexpr int gm_pow2_at_least(int x)
 {
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
@@ -172,6 +187,10 @@ template <int THREADS_, int ITEMS_> struct tuning_shape {
     static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
     static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
+    static constexpr int MULTI_THREADS = TILED_THREADS / GM_MULTI_FOLD;
+    static constexpr int MULTI_ITEMS = ITEMS * GM_MULTI_FOLD + GM_MULTI_FOLD - 1;
+    static constexpr int MULTI_TILE = MULTI_THREADS * MULTI_ITEMS;
+    static constexpr int MULTI_MIN_BLOCKS = GM_TILED_MIN_BLOCKS * GM_MULTI_FOLD;
     static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
     static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
     static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
@@ -196,6 +215,9 @@ struct device_tuning {
     int circular_blocks_per_sm; /* resident blocks of the circular kernel */
     int partition_lanes;        /* 0: by the number of tiles (partition_lanes_for); else
                                    1, 4, 8 or 32 (the benchmark sets it to compare) */
+    int sort_ways;              /* 0: the sort's tiled passes by sort_pass_ways; 2 or 4:
+                                   two-way only, or four-way whenever three runs or
+                                   more are left (the benchmark sets it to compare) */
 };
 extern device_tuning gm_device_tuning;
 
@@ -211,6 +233,18 @@ struct pass_desc {
     int64_t tile;          /* output keys per tile */
     int64_t tiles_per_pair;/* run_len > 0: tiles of every full pair */
     int64_t ntiles;
+};
+
+/* A four-way pass of the sort (merge_multi.cu): runs of run_len keys (the last may
+ * be short), merged in groups of four; every run is sampled each `stride` keys. */
+struct multi_desc {
+    int64_t n, run_len;
+    int64_t groups;            /* ceil(runs / 4) */
+    int64_t stride;            /* sample stride: TILED_TILE / 4 */
+    int64_t samples_per_run;   /* of a full run */
+    int64_t entries_per_group; /* splits listed per group: 4 samples_per_run + 1 */
+    int64_t blocks_per_group;
+    int gaps;                  /* sample gaps a block walks (GM_MULTI_GAPS) */
 };
 
 /* Where pair p lies: a = [lo, mid), b = [mid, hi). */
@@ -411,9 +445,43 @@ template <typename K>
 int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_t *host_bounds,
                int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st);
 
+/* The sort's four-way pass (merge_multi.cu): runs 4q .. 4q+3 of run_len keys of src
+ * (the last ones may be short or missing) become run q of dst. splits is device
+ * scratch of multi_scratch_entries(n, run_len) entries. */
+template <typename K>
+int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
+                       int64_t *splits, cudaStream_t s, gm_status *st);
+template <typename K> int64_t multi_scratch_entries(int64_t n, int64_t run_len);
+
+/* The sort's four-way passes pay off on large sorts only: below this many bytes of
+ * keys the two-way passes partly run in the L2 cache (50 MB on an H100 or H200),
+ * while the four-way merge, two merges in shared memory per pass, is bound by the
+ * multiprocessors' instructions wherever its data lies. From `kernels 28 sort` on
+ * an H200 (bench/RESULTS.md): 2^24 int32 keys (64 MB) 880 us four-way against 748
+ * two-way, 2^24 int64 (128 MB) 1562 against 1527, 2^26 int32 (256 MB) 2792 against
+ * 2915, 2^28 int32 11112 against 12085. */
+#ifndef GM_MULTI_MIN_BYTES
+#define GM_MULTI_MIN_BYTES ((int64_t)1 << 28)
+#endif
+
+/* Ways of the sort's next merge pass over runs of run_len (of n keys) with kernel:
+ * 4 or 2. */
+template <typename K> inline int sort_pass_ways(gm_kernel kernel, int64_t n, int64_t run_len)
+{
+    if (kernel != GM_KERNEL_TILED || n - run_len <= run_len) /* two runs: two-way */
+        return 2;
+    if (gm_device_tuning.sort_ways)
+        return gm_device_tuning.sort_ways;
+    return n * (int64_t)sizeof(K) >= GM_MULTI_MIN_BYTES ? 4 : 2;
+}
+
+/* Entries of int64 scratch sort_on_device needs for n keys. */
+template <typename K> int64_t sort_scratch_entries(int64_t n);
+
 /* The whole device sort (gpu.cu): block sort of d_keys into d_tmp, then merge
- * passes with kernel; *out gets the buffer holding the result, *passes the number of
- * merge passes. d_cor needs room for n / TILE * 2 + 2 entries. */
+ * passes with kernel (four-way passes with the tiled kernel); *out gets the buffer
+ * holding the result, *passes the number of merge passes. d_cor needs room for
+ * sort_scratch_entries(n) entries. */
 template <typename K>
 int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
                    K **out, int *passes, cudaStream_t s, gm_status *st);

@@ -317,17 +317,38 @@ int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int
         return rc;
     K *src = d_tmp, *dst = d_keys;
     *passes = 0;
-    for (int64_t run = tuning<K>::SORT_TILE; run < n; run *= 2) {
-        pass_desc d{};
-        d.n = n;
-        d.run_len = run;
-        if ((rc = merge_pass<K>(kernel, src, dst, d, nullptr, nullptr, mask, d_cor, s, st)))
+    for (int64_t run = tuning<K>::SORT_TILE; run < n; (*passes)++) {
+        if (sort_pass_ways<K>(kernel, n, run) == 4) {
+            rc = launch_merge_multi<K>(src, dst, n, run, mask, d_cor, s, st);
+            run = n / 4 < run ? n : 4 * run;
+        } else {
+            pass_desc d{};
+            d.n = n;
+            d.run_len = run;
+            rc = merge_pass<K>(kernel, src, dst, d, nullptr, nullptr, mask, d_cor, s, st);
+            run = n / 2 < run ? n : 2 * run;
+        }
+        if (rc)
             return rc;
         std::swap(src, dst);
-        (*passes)++;
     }
     *out = src;
     return GM_OK;
+}
+
+/* The largest of the passes' scratch: co-ranks of the two-way passes' tiles (basic
+ * tiles are the smallest), or the four-way passes' sample lists, largest for the
+ * first pass (the sample count is the same every pass; the last group's unused
+ * entries are what grows). */
+template <typename K> int64_t sort_scratch_entries(int64_t n)
+{
+    int64_t two = coranks_needed<K>(n, n / tuning<K>::TILE + 1);
+    int64_t four = 0;
+    for (int64_t run = tuning<K>::SORT_TILE; n - run > run; run *= 4) {
+        int64_t e = multi_scratch_entries<K>(n, run);
+        four = e > four ? e : four;
+    }
+    return two > four ? two : four;
 }
 
 template <typename K>
@@ -340,8 +361,12 @@ static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
      * every size measured, so that is what auto means here. */
     gm_kernel used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
     times->kernel_used = used;
+    /* GM_SORT_WAYS=2 or 4 forces the tiled passes' ways (sort_pass_ways), so the
+     * tests and the sanitizers reach the four-way pass on small inputs. */
+    const char *ways = getenv("GM_SORT_WAYS");
+    gm_device_tuning.sort_ways = ways && (atoi(ways) == 2 || atoi(ways) == 4) ? atoi(ways) : 0;
     device_job<K> job;
-    int rc = job.start(keys, coranks_needed<K>(n, n / tuning<K>::TILE + 1), 64u << 20, st);
+    int rc = job.start(keys, sort_scratch_entries<K>(n), 64u << 20, st);
     if (rc)
         return rc;
     K *sorted;
@@ -414,6 +439,7 @@ extern "C" gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
     template int merge_pass<K>(gm_kernel, const K *, K *, pass_desc, const int64_t *,      \
                                int64_t *, K, int64_t *, cudaStream_t, gm_status *);        \
     template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
-                                   cudaStream_t, gm_status *);
+                                   cudaStream_t, gm_status *);                              \
+    template int64_t sort_scratch_entries<K>(int64_t);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)

@@ -6,7 +6,7 @@
 # the sanitizer), and its output is checked against GNU sort too.
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: SAN_KERNELS (default "basic tiled circular"), SAN_SEED
+#        env: SAN_KERNELS (default "basic tiled tiled4 circular"), SAN_SEED
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 SAN=${SANITIZER:-compute-sanitizer}
@@ -31,7 +31,7 @@ gen() { # gen COUNT WIDE FILE
             printf "%.0f\n", v } }' >"$3"
 }
 for w in 0 1; do
-    gen 17003 $w "$dir/r$w" # over two block-sort tiles of either width: merge passes run
+    gen 40009 $w "$dir/r$w" # 6 and 12 block-sort tiles: two- and four-way passes run
     gen 1919 $w "$dir/a$w"
     gen 3841 $w "$dir/b$w"
     gen 700 $w "$dir/c$w"
@@ -44,7 +44,11 @@ done
 fail=0
 for tool in "${tools[@]}"; do
     runs=0 wrong=0
-    for kernel in ${SAN_KERNELS:-basic tiled circular}; do
+    # tiled4: the sort with --kernel=tiled and its four-way passes forced
+    # (GM_SORT_WAYS=4; by size they start at 256 MB of keys).
+    for kernel in ${SAN_KERNELS:-basic tiled tiled4 circular}; do
+        ways=""
+        [ $kernel = tiled4 ] && ways=4
         for w in 0 1; do
             for dirn in up down; do
                 r=""
@@ -52,13 +56,15 @@ for tool in "${tools[@]}"; do
                 ins="$dir/a$w.$dirn $dir/b$w.$dirn $dir/c$w.$dirn"
                 for op in "merge $r" "merge $r -u" "sort $r" "sort $r -u"; do
                     set -- $op
+                    [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
                     # The result goes to a file (-o) and the sanitizer's report to a
                     # log, so neither can be mistaken for the other.
                     rm -f "$dir/out"
-                    if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 \
-                        --log-file "$dir/log" \
-                        "$G" $op --device=gpu --kernel=$kernel -o "$dir/out" $files 2>"$dir/err"; then
+                    if ! GM_SORT_WAYS=$ways "$SAN" --tool "$tool" --error-exitcode 1 \
+                        --print-limit 10 --log-file "$dir/log" \
+                        "$G" $op --device=gpu --kernel=${kernel%4} -o "$dir/out" $files \
+                        2>"$dir/err"; then
                         echo "FAIL: $tool: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
                         tail -20 "$dir/log" "$dir/err"
                         fail=1

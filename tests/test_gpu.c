@@ -9,6 +9,7 @@
  * them as skipped); GM_TEST_REQUIRE_GPU=1 turns that into a failure (make test-gpu).
  * GM_TEST_SMALL=1 keeps sizes small, for compute-sanitizer (make sanitize).
  */
+#define _GNU_SOURCE /* setenv */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,15 +230,24 @@ Test(gpu, merge_k_way, .timeout = 600)
 
 /* ---------------------------------------------------------------- sort */
 
+/* With the tiled kernel (auto's choice for a sort) the sort runs twice: with the
+ * passes it picks by size (two-way below GM_MULTI_MIN_BYTES, every size here but
+ * the largest) and with four-way passes forced (GM_SORT_WAYS=4, cuda/gpu.cu). */
 static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
 {
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
-    gm_keys gpu = { malloc(bytes), k.n, k.width };
-    memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
-    gm_gpu_times t;
-    gm_status st;
-    int rc = gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
-    cr_assert_eq(rc, GM_OK, "%s: %s", what, st.msg);
+    gm_keys gpu[2] = { { malloc(bytes), k.n, k.width }, { malloc(bytes), k.n, k.width } };
+    int tries = kernel == GM_KERNEL_TILED || kernel == GM_KERNEL_AUTO ? 2 : 1;
+    for (int i = 0; i < tries; i++) {
+        memcpy(gpu[i].data, k.data, (size_t)k.n * (size_t)k.width);
+        gm_gpu_times t;
+        gm_status st;
+        if (i == 1)
+            setenv("GM_SORT_WAYS", "4", 1);
+        int rc = gm_gpu_sort(&gpu[i], reverse, unique, kernel, &t, &st);
+        unsetenv("GM_SORT_WAYS");
+        cr_assert_eq(rc, GM_OK, "%s (ways %s): %s", what, i ? "4" : "auto", st.msg);
+    }
     void *scratch = malloc(bytes);
     gm_cpu_sort(&k, &scratch, reverse, 8);
     int64_t n = k.n;
@@ -248,9 +258,15 @@ static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, con
                 put(k.data, o++, get(k.data, i, k.width), k.width);
         n = o;
     }
-    cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", what, (long long)gpu.n, (long long)n);
-    assert_same_keys(gpu.data, k.data, n, k.width, what);
-    free(gpu.data);
+    for (int i = 0; i < tries; i++) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s (ways %s)", what, i ? "4" : "auto");
+        cr_assert_eq(gpu[i].n, n, "%s: %lld keys, want %lld", msg, (long long)gpu[i].n,
+                     (long long)n);
+        assert_same_keys(gpu[i].data, k.data, n, k.width, msg);
+    }
+    free(gpu[0].data);
+    free(gpu[1].data);
     free(scratch);
     free(k.data);
 }
@@ -279,14 +295,17 @@ Test(gpu, sort_sizes_around_tiles, .timeout = 600)
     rng r;
     rng_seed(&r, 40);
     for (int w = 4; w <= 8; w += 4) {
-        /* the block sort's tile, and the merge tiles of the passes after it */
+        /* the block sort's tile, and the merge tiles of the passes after it; runs
+         * of tiles in twos (two-way passes), threes and fours (four-way passes, some
+         * groups short) */
         int64_t tile = gm_gpu_sort_tile((gm_width)w);
         int64_t mt = gm_gpu_merge_tile(GM_KERNEL_TILED, (gm_width)w);
         int64_t bt = gm_gpu_merge_tile(GM_KERNEL_BASIC, (gm_width)w);
         int64_t sizes[] = { 0,        1,        2,         3,         100,
                             bt - 1,   bt,       bt + 1,    mt - 1,    mt,
                             mt + 1,   tile - 1, tile,      tile + 1,  2 * tile - 1,
-                            2 * tile + 1, 3 * tile, 5 * tile + 77, 16 * tile + 1 };
+                            2 * tile + 1, 3 * tile, 4 * tile - 1, 4 * tile + 1,
+                            5 * tile + 77, 9 * tile + 3, 16 * tile + 1, 67 * tile - 5 };
         for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++)
             for (int ru = 0; ru < 4; ru++)
                 sort_case(&r, sizes[s], DIST_WIDE, (gm_width)w, 0, ru & 1, ru >> 1,

@@ -1,0 +1,312 @@
+/*
+ * merge_multi.cu - the sort's four-way merge pass: runs 4q .. 4q+3 of src become run
+ * q of dst, in one pass over memory where two-way passes take two.
+ *
+ * A merge sort's time is its passes over memory (each moves every key twice), so
+ * merging four runs per pass halves the passes after the block sort. What makes
+ * four-way merging hard is the partition: a two-way tile boundary is one co-rank
+ * (PMPP 12.3), but a four-way boundary is a point in four runs at once. We find
+ * such points from samples, as the CUDA samples' mergeSort (seeds/002) does for
+ * two runs with its ranks and limits:
+ *
+ *   1. Sample every S-th key of every run (S: a quarter of a chunk, below). A
+ *      sample's place in the merged output is known exactly once we know how many
+ *      keys of each other run precede it: a binary search per run (upper bound in
+ *      the runs before its own, lower bound in the runs after it: ties keep run
+ *      order, so the merge is stable). Those four counts are a split of the four runs, and the number of
+ *      samples before it is the sum of ceil(count / S) over the runs; so each
+ *      sample writes its split straight into its place in a sorted list, with no
+ *      sort of the samples.
+ *   2. Between two neighbouring samples of that list each run contributes at most S
+ *      keys (or one of its samples would lie between them), so the output between
+ *      any two neighbouring splits is at most 4 S keys, a chunk. Each block takes a
+ *      stretch of the list and walks it in chunks: from the current split, the
+ *      furthest split at most a chunk's keys on is the chunk's end. Both ends of
+ *      every chunk are exact splits, so the block loads exactly the keys it merges.
+ *   3. In shared memory the chunk's four slices merge as a tree: runs 0 and 1 into
+ *      X and runs 2 and 3 into Y (every thread: co-rank, then its ITEMS keys,
+ *      merge_items), then X with Y into the staging tile, and a coalesced store.
+ *
+ * The tile's loads are the tiled kernel's (16-byte cp.async chunks, merge_tiled.cu).
+ */
+#include "common.cuh"
+
+constexpr int WAYS = 4;
+
+/* Where run j of group g starts (j = WAYS: where the group ends). */
+__device__ inline int64_t run_start(const multi_desc &d, int64_t g, int j)
+{
+    int64_t x = (g * WAYS + j) * d.run_len;
+    return x < d.n ? x : d.n;
+}
+
+__device__ inline int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Entries in group g's list before its last (the lengths): its samples. */
+__device__ inline int64_t group_samples(const multi_desc &d, int64_t g)
+{
+    int64_t count = 0;
+#pragma unroll
+    for (int q = 0; q < WAYS; q++)
+        count += ceil_div(run_start(d, g, q + 1) - run_start(d, g, q), d.stride);
+    return count;
+}
+
+/*
+ * Step 1: one thread per sample. Entry r of group g's list (WAYS positions, one
+ * per run) is the split just before the r-th sample in output order; the entry
+ * after the last sample is the runs' lengths (written by the group's first
+ * thread). The first sample in output order is some run's first key, so entry 0
+ * is all zeros.
+ */
+template <typename K>
+__global__ void multi_sample_kernel(const K *__restrict__ src, multi_desc d, K mask,
+                                    int64_t *__restrict__ splits)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t per_group = WAYS * d.samples_per_run;
+    int64_t g = t / per_group;
+    if (g >= d.groups)
+        return;
+    int j = (int)((t - g * per_group) / d.samples_per_run);
+    int64_t p = (t - g * per_group) % d.samples_per_run * d.stride;
+    int64_t *list = splits + g * d.entries_per_group * WAYS;
+    if (j == 0 && p == 0) {
+        int64_t last = group_samples(d, g);
+#pragma unroll
+        for (int q = 0; q < WAYS; q++)
+            list[last * WAYS + q] = run_start(d, g, q + 1) - run_start(d, g, q);
+    }
+    int64_t at = run_start(d, g, j);
+    if (p >= run_start(d, g, j + 1) - at)
+        return;
+    const K key = src[at + p] ^ mask;
+    /* The other runs' binary searches side by side, a round at a time: their loads
+     * are independent, so a round waits for memory once, not three times. */
+    const K *run[WAYS];
+    int64_t lo[WAYS], hi[WAYS];
+#pragma unroll
+    for (int q = 0; q < WAYS; q++) {
+        int64_t from = run_start(d, g, q);
+        run[q] = src + from;
+        lo[q] = q == j ? p : 0;
+        hi[q] = q == j ? p : run_start(d, g, q + 1) - from;
+    }
+    for (;;) {
+        bool more = false;
+#pragma unroll
+        for (int q = 0; q < WAYS; q++) {
+            if (lo[q] < hi[q]) {
+                int64_t mid = lo[q] + (hi[q] - lo[q]) / 2;
+                K x = run[q][mid] ^ mask;
+                /* ties: runs before the sample's keep their equal keys before it */
+                if (x < key || (q < j && x == key))
+                    lo[q] = mid + 1;
+                else
+                    hi[q] = mid;
+                more |= lo[q] < hi[q];
+            }
+        }
+        if (!more)
+            break;
+    }
+    int64_t r = 0;
+#pragma unroll
+    for (int q = 0; q < WAYS; q++)
+        r += ceil_div(lo[q], d.stride);
+#pragma unroll
+    for (int q = 0; q < WAYS; q++)
+        list[r * WAYS + q] = lo[q];
+}
+
+/* The most keys a chunk holds: a tile less ITEMS (see level one below). Samples are
+ * close enough that four runs' keys between neighbouring samples fit in it. */
+template <typename K> constexpr int multi_chunk_cap()
+{
+    return tuning<K>::MULTI_TILE - tuning<K>::MULTI_ITEMS;
+}
+
+/* One chunk of a block's stretch, as every thread of the block needs it. */
+template <typename K> struct multi_chunk {
+    const K *from[WAYS]; /* first 16-byte chunk of each run's slice, in global memory */
+    int chunks[WAYS + 1];/* running count of 16-byte chunks before each slice */
+    int at[WAYS];        /* where each slice starts in shared memory */
+    int len[WAYS];
+    int64_t out;         /* the chunk's first output, in the array */
+};
+
+/* Sets c from the splits lo and hi (thread 0 of the block). */
+template <typename K>
+__device__ inline void multi_chunk_of(multi_chunk<K> &c, const K *src, const int64_t *run_at,
+                                      const int64_t *lo, const int64_t *hi, int64_t base)
+{
+    constexpr int VEC = 16 / sizeof(K);
+    int64_t out = base;
+    c.chunks[0] = 0;
+    for (int q = 0; q < WAYS; q++) {
+        const K *p = src + run_at[q] + lo[q];
+        int len = (int)(hi[q] - lo[q]);
+        int off = len > 0 ? (int)(((uintptr_t)p / sizeof(K)) & (VEC - 1)) : 0;
+        c.from[q] = p - off;
+        c.len[q] = len;
+        c.at[q] = c.chunks[q] * VEC + off;
+        c.chunks[q + 1] = c.chunks[q] + (len > 0 ? (off + len + VEC - 1) / VEC : 0);
+        out += lo[q];
+    }
+    c.out = out;
+}
+
+/* One thread's share of a two-way merge in s: outputs [k, k + ITEMS) of a (la keys
+ * at a_at) with b (lb keys at b_at), into out[k, k + ITEMS). */
+template <typename K, int ITEMS, bool DESC>
+__device__ __forceinline__ void merge_share(const K *s, int a_at, int la, int b_at, int lb,
+                                            int k, K *out)
+{
+    int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
+    merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, out + k);
+}
+
+template <typename K, bool DESC>
+__global__ void __launch_bounds__(tuning<K>::MULTI_THREADS,
+                                  GM_MIN_BLOCKS(tuning<K>::MULTI_MIN_BLOCKS,
+                                                tuning<K>::MULTI_THREADS))
+merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
+                   const int64_t *__restrict__ splits)
+{
+    constexpr int THREADS = tuning<K>::MULTI_THREADS, ITEMS = tuning<K>::MULTI_ITEMS;
+    constexpr int TILE = tuning<K>::MULTI_TILE, VEC = 16 / sizeof(K);
+    /* The slices' chunks (TILE + 2 (VEC - 1) keys a slice at most), then room for
+     * merge_items's reads past a slice; the staging tile of the second level
+     * reuses it. */
+    constexpr int BUF = (TILE + 2 * WAYS * VEC + ITEMS + VEC) / VEC * VEC;
+    /* X and Y, Y starting at a multiple of ITEMS; each thread writes ITEMS keys. */
+    constexpr int TMP = (TILE + 2 * ITEMS + VEC) / VEC * VEC;
+    __shared__ __align__(16) K in[BUF];
+    __shared__ __align__(16) K tmp[TMP];
+    __shared__ int64_t run_at[WAYS + 1];
+    __shared__ int64_t last_entry;
+    __shared__ multi_chunk<K> c;
+
+    int64_t g = blockIdx.x / d.blocks_per_group;
+    int64_t cur = blockIdx.x % d.blocks_per_group * d.gaps;
+    const int64_t *list = splits + g * d.entries_per_group * WAYS;
+    if (threadIdx.x <= WAYS)
+        run_at[threadIdx.x] = run_start(d, g, threadIdx.x);
+    if (threadIdx.x == 0)
+        last_entry = group_samples(d, g);
+    __syncthreads();
+    int64_t end = cur + d.gaps < last_entry ? cur + d.gaps : last_entry;
+    while (cur < end) {
+        /* The chunk ends at the furthest entry at most TILE outputs on: the
+         * entries' outputs rise, so the ones that fit are a prefix, counted. */
+        int64_t start = 0;
+#pragma unroll
+        for (int q = 0; q < WAYS; q++)
+            start += list[cur * WAYS + q];
+        bool fits = false;
+        if (threadIdx.x >= 1 && threadIdx.x <= end - cur) {
+            int64_t e = 0;
+#pragma unroll
+            for (int q = 0; q < WAYS; q++)
+                e += list[(cur + threadIdx.x) * WAYS + q];
+            fits = e - start <= multi_chunk_cap<K>();
+        }
+        int64_t next = cur + __syncthreads_count(fits);
+        if (threadIdx.x == 0)
+            multi_chunk_of<K>(c, src, run_at, list + cur * WAYS, list + next * WAYS,
+                              run_at[0]);
+        __syncthreads();
+        int total = c.chunks[WAYS];
+#pragma unroll 1
+        for (int x = threadIdx.x; x < total; x += THREADS) {
+            int q = x < c.chunks[1] ? 0 : x < c.chunks[2] ? 1 : x < c.chunks[3] ? 2 : 3;
+            __pipeline_memcpy_async(in + x * VEC, c.from[q] + (x - c.chunks[q]) * VEC, 16);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+
+        /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp, Y from a multiple
+         * of ITEMS; with at most TILE - ITEMS keys, ceil(lx / ITEMS) + ceil(ly /
+         * ITEMS) <= THREADS, so one share each. */
+        int lx = c.len[0] + c.len[1], ly = c.len[2] + c.len[3];
+        int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
+        int u = threadIdx.x;
+        if (u < nx)
+            merge_share<K, ITEMS, DESC>(in, c.at[0], c.len[0], c.at[1], c.len[1], u * ITEMS,
+                                        tmp);
+        else if (u < nx + ny)
+            merge_share<K, ITEMS, DESC>(in, c.at[2], c.len[2], c.at[3], c.len[3],
+                                        (u - nx) * ITEMS, tmp + y_at);
+        __syncthreads();
+        /* Level two: X with Y, staged in `in` (its slices are merged already). */
+        merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in);
+        __syncthreads();
+        store_tile<K, THREADS, ITEMS>(dst + c.out, in, lx + ly);
+        __syncthreads(); /* before the next chunk overwrites c and in */
+        cur = next;
+    }
+}
+
+template <typename K> multi_desc multi_pass_desc(int64_t n, int64_t run_len)
+{
+    multi_desc d{};
+    d.n = n;
+    d.run_len = run_len;
+    d.stride = multi_chunk_cap<K>() / (WAYS * GM_MULTI_OVERSAMPLE);
+    d.samples_per_run = (run_len + d.stride - 1) / d.stride;
+    d.entries_per_group = WAYS * d.samples_per_run + 1;
+    d.groups = (n + WAYS * run_len - 1) / (WAYS * run_len);
+    d.gaps = GM_MULTI_GAPS * GM_MULTI_OVERSAMPLE; /* a block's stretch: the same keys */
+    static_assert(GM_MULTI_GAPS * GM_MULTI_OVERSAMPLE <= tuning<K>::MULTI_THREADS,
+                  "a chunk's end is found by one thread per entry");
+    d.blocks_per_group = (WAYS * d.samples_per_run + d.gaps - 1) / d.gaps;
+    return d;
+}
+
+template <typename K> int64_t multi_scratch_entries(int64_t n, int64_t run_len)
+{
+    multi_desc d = multi_pass_desc<K>(n, run_len);
+    return d.groups * d.entries_per_group * WAYS;
+}
+
+template <typename K>
+int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
+                       int64_t *splits, cudaStream_t s, gm_status *st)
+{
+    if (n == 0)
+        return GM_OK;
+    multi_desc d = multi_pass_desc<K>(n, run_len);
+    /* One kernel per direction (a kernel's shared arrays are per instantiation). */
+    auto kernel = mask == 0 ? merge_multi_kernel<K, false> : merge_multi_kernel<K, true>;
+    static bool carved; /* as the tiled kernel: all of L1 as shared memory */
+    if (!carved) {
+        GM_CUDA(cudaFuncSetAttribute(merge_multi_kernel<K, false>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     (int)cudaSharedmemCarveoutMaxShared),
+                st);
+        GM_CUDA(cudaFuncSetAttribute(merge_multi_kernel<K, true>,
+                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     (int)cudaSharedmemCarveoutMaxShared),
+                st);
+        carved = true;
+    }
+    int64_t samples = d.groups * WAYS * d.samples_per_run;
+    multi_sample_kernel<K><<<(unsigned)((samples + 255) / 256), 256, 0, s>>>(src, d, mask,
+                                                                           splits);
+    GM_LAUNCHED("multi_sample_kernel", st);
+    kernel<<<(unsigned)(d.groups * d.blocks_per_group), tuning<K>::MULTI_THREADS, 0, s>>>(
+        src, dst, d, splits);
+    GM_LAUNCHED("merge_multi_kernel", st);
+    return GM_OK;
+}
+
+#define GM_INSTANTIATE(K)                                                                  \
+    template int64_t multi_scratch_entries<K>(int64_t, int64_t);                           \
+    template int launch_merge_multi<K>(const K *, K *, int64_t, int64_t, K, int64_t *,     \
+                                       cudaStream_t, gm_status *);
+GM_INSTANTIATE(int32_t)
+GM_INSTANTIATE(int64_t)
