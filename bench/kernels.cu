@@ -25,6 +25,7 @@
 #include <thrust/sort.h>
 
 #include <algorithm>
+#include <string>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,11 +460,12 @@ template <typename K> static void bench_lanes(int lg)
     merge_input<K> in(n, 4242 + lg, true);
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
            (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
-    for (int lanes : { 1, 4, 8, 32 }) {
+    for (int lanes : { -1, 1, 4, 8, 32 }) { /* -1: no partition, blocks search */
         gm_device_tuning.partition_lanes = lanes;
         bool ok = false;
         double t = in.time_pass(GM_KERNEL_TILED, &ok);
-        printf("  %2d: %8.1f us %s", lanes, t * 1e6, ok ? "ok" : "WRONG");
+        printf("  %4s: %8.1f us %s", lanes < 0 ? "self" : std::to_string(lanes).c_str(),
+               t * 1e6, ok ? "ok" : "WRONG");
         if (tsv)
             fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,
                     t * 1e6, ok ? "ok" : "WRONG");

@@ -146,6 +146,15 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
  * with 4, 59.9 with one, 60.7 with 32; from 2^26 (17477 tiles) on one lane is
  * best (170 us against 175 with 4): the extra probes cost bandwidth the merge
  * needs. int64 keys measured the same. */
+/* Up to this many tiles the tiled kernel's blocks find their own co-ranks (two
+ * warps of 32 lanes each), with no partition kernel before them: a launch and a
+ * round trip saved, against a search every block waits for. From `kernels 28
+ * lanes` on an H200: 2^20 int32 keys (274 tiles) 10.0 us against 12.9 with the
+ * best partition; 2^22 (1093 tiles) 19.0 against 19.2; 2^21 int64 (1171 tiles)
+ * 21.3 against 20.0; 2^24 int32 (4370 tiles) 73 against 55. */
+#ifndef GM_TILED_SELF_SEARCH_MAX
+#define GM_TILED_SELF_SEARCH_MAX 1024
+#endif
 #ifndef GM_PARTITION_32_LANES_MAX
 #define GM_PARTITION_32_LANES_MAX 2048
 #endif
@@ -214,7 +223,9 @@ struct device_tuning {
     int sm_count;
     int circular_blocks_per_sm; /* resident blocks of the circular kernel */
     int partition_lanes;        /* 0: by the number of tiles (partition_lanes_for); else
-                                   1, 4, 8 or 32 (the benchmark sets it to compare) */
+                                   1, 4, 8 or 32, or -1: no partition kernel, each tiled
+                                   block searches for itself (the benchmark sets it
+                                   to compare) */
     int sort_ways;              /* 0: the sort's tiled passes by sort_pass_ways; 2 or 4:
                                    two-way only, or four-way whenever three runs or
                                    more are left (the benchmark sets it to compare) */
@@ -229,6 +240,8 @@ struct pass_desc {
     const int64_t *bounds; /* run_len == 0: run r is [bounds[r], bounds[r + 1]) (device;
                               2 * npairs + 1 entries: an odd last run gets an empty b) */
     const int64_t *tile0;  /* run_len == 0: first tile of pair p, tile0[npairs] = ntiles */
+    int64_t pair[3];       /* run_len == 0 and bounds null: the one pair, [pair[0],
+                              pair[1]) and [pair[1], pair[2]) (no copy to the device) */
     int64_t npairs;
     int64_t tile;          /* output keys per tile */
     int64_t tiles_per_pair;/* run_len > 0: tiles of every full pair */
@@ -255,6 +268,10 @@ __device__ inline void pass_pair(const pass_desc &d, int64_t p, int64_t &lo, int
         lo = 2 * p * d.run_len;
         mid = lo + d.run_len < d.n ? lo + d.run_len : d.n;
         hi = mid + d.run_len < d.n ? mid + d.run_len : d.n;
+    } else if (d.bounds == nullptr) {
+        lo = d.pair[0];
+        mid = d.pair[1];
+        hi = d.pair[2];
     } else {
         lo = d.bounds[2 * p];
         mid = d.bounds[2 * p + 1];
@@ -269,6 +286,10 @@ __device__ inline int64_t pass_tile_pair(const pass_desc &d, int64_t g, int64_t 
         uint32_t p = (uint32_t)g / (uint32_t)d.tiles_per_pair;
         first = (int64_t)p * d.tiles_per_pair;
         return p;
+    }
+    if (d.tile0 == nullptr) { /* the one pair */
+        first = 0;
+        return 0;
     }
     int64_t lo = 0, hi = d.npairs - 1; /* last p with tile0[p] <= g */
     while (lo < hi) {
@@ -424,6 +445,9 @@ int launch_merge_basic(const K *src, K *dst, const pass_desc &d, K mask, cudaStr
 template <typename K>
 int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask,
                        const int64_t *coranks, cudaStream_t s, gm_status *st);
+/* Whether a tiled pass of ntiles tiles skips the partition: launch_merge_tiled with
+ * coranks null, and every block searches for itself. */
+bool tiled_searches_itself(int64_t ntiles);
 template <typename K>
 int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
                           const int64_t *coranks, cudaStream_t s, gm_status *st);

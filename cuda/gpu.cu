@@ -215,6 +215,11 @@ int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_
         int64_t last_len = d.n - 2 * (d.npairs - 1) * d.run_len;
         d.ntiles = d.npairs == 0 ? 0
                                  : (d.npairs - 1) * d.tiles_per_pair + (last_len + d.tile - 1) / d.tile;
+    } else if (d.npairs == 1) { /* one pair: its bounds travel in d */
+        for (int i = 0; i < 3; i++)
+            d.pair[i] = host_bounds[i];
+        d.ntiles = (d.pair[2] - d.pair[0] + d.tile - 1) / d.tile;
+        d.bounds = d.tile0 = nullptr;
     } else {
         /* host_bounds: 2 npairs + 1 entries. Tiles of each pair, then both arrays up. */
         std::vector<int64_t> up;
@@ -236,7 +241,9 @@ int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_
     }
     if (kernel == GM_KERNEL_BASIC) /* each thread searches for itself */
         return launch_merge_basic<K>(src, dst, d, mask, s, st);
-    /* Partition, then merge. */
+    /* Partition, then merge; or the tiled kernel's blocks search for themselves. */
+    if (kernel == GM_KERNEL_TILED && tiled_searches_itself(d.ntiles))
+        return launch_merge_tiled<K>(src, dst, d, mask, nullptr, s, st);
     int rc = launch_partition<K>(src, d, mask, coranks, s, st);
     if (rc)
         return rc;

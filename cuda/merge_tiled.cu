@@ -26,20 +26,17 @@
  * where the chain's latency is the cost) many lanes and large ones (where the
  * pass's bandwidth is) one.
  */
+/* The co-rank of output k of the pair at lo, mid, hi, searched by a group of LANES
+ * neighbouring lanes of one warp (lane: this thread's place in the group); every
+ * lane of the group returns it. */
 template <typename K, int LANES>
-__global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
-                                 int64_t *__restrict__ coranks)
+__device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
+                                          int64_t k, K mask, int lane)
 {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
-    int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    int64_t g = tid / LANES; /* the group's lanes are one warp's, and share g */
-    int lane = (int)(tid % LANES);
-    if (g >= d.ntiles)
-        return;
-    tile_place t = place_tile(d, g);
-    const K *a = src + t.lo, *b = src + t.mid;
-    int64_t k = t.k0, lo, hi;
-    gm_corank_bounds_i64(k, t.mid - t.lo, t.hi - t.mid, &lo, &hi);
+    const K *a = src + lo_, *b = src + mid;
+    int64_t lo, hi;
+    gm_corank_bounds_i64(k, mid - lo_, hi_ - mid, &lo, &hi);
     const unsigned group =
         LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
     while (lo < hi) {
@@ -50,8 +47,31 @@ __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
         int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
         gm_corank_narrow_i64(&lo, &hi, LANES, f);
     }
+    return lo;
+}
+
+template <typename K, int LANES>
+__global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
+                                 int64_t *__restrict__ coranks)
+{
+    int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t g = tid / LANES; /* the group's lanes are one warp's, and share g */
+    int lane = (int)(tid % LANES);
+    if (g >= d.ntiles)
+        return;
+    tile_place t = place_tile(d, g);
+    int64_t i = corank_by_group<K, LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane);
     if (lane == 0)
-        coranks[g] = lo;
+        coranks[g] = i;
+}
+
+/* Whether the tiled kernel's blocks search their co-ranks themselves (no partition
+ * kernel) for a pass of ntiles tiles. */
+bool tiled_searches_itself(int64_t ntiles)
+{
+    if (gm_device_tuning.partition_lanes != 0)
+        return gm_device_tuning.partition_lanes < 0;
+    return ntiles <= GM_TILED_SELF_SEARCH_MAX;
 }
 
 /* Lanes per tile for a pass of ntiles tiles (see partition_kernel). */
@@ -92,7 +112,7 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
 }
 
 /* What a block needs to load and merge tile g: its place and the slices of a and
- * b it consumes, read from the partition. */
+ * b it consumes, read from the partition (or searched: see the kernel). */
 struct tile_job {
     tile_place t;
     int64_t a0, la; /* a's slice: [a0, a0 + la) of the pair's a */
@@ -100,12 +120,13 @@ struct tile_job {
     int64_t cnt;
 };
 
-__device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *coranks, int64_t g)
+__device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *coranks,
+                                       const int64_t *searched, int64_t g)
 {
     tile_job j;
     j.t = place_tile(d, g);
-    j.a0 = coranks[g];
-    int64_t a1 = j.t.last_of_pair ? j.t.mid - j.t.lo : coranks[g + 1];
+    j.a0 = coranks ? coranks[g] : searched[0];
+    int64_t a1 = j.t.last_of_pair ? j.t.mid - j.t.lo : coranks ? coranks[g + 1] : searched[1];
     j.la = a1 - j.a0;
     j.b0 = j.t.k0 - j.a0;
     j.cnt = j.t.k1 - j.t.k0;
@@ -181,12 +202,28 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K stage[TILE]; /* the merged tile */
 
+    /* Without a partition (coranks null), warps 0 and 1 find the co-ranks of the
+     * tile's first output and of the next tile's, 32 lanes each. */
+    __shared__ int64_t searched[2];
+    if (coranks == nullptr) {
+        int w = threadIdx.x / 32;
+        if (w < 2) {
+            tile_place t = place_tile(d, blockIdx.x);
+            int64_t i = w == 1 && t.last_of_pair
+                            ? t.mid - t.lo
+                            : corank_by_group<K, 32>(src, t.lo, t.mid, t.hi, w ? t.k1 : t.k0,
+                                                     mask, threadIdx.x & 31);
+            if ((threadIdx.x & 31) == 0)
+                searched[w] = i;
+        }
+        __syncthreads();
+    }
     /* Only what the merge and the store need stays live past this block: keeping
      * the tile's description around costs registers, and registers cost occupancy. */
     int la, lb, a_at, b_at;
     K *out;
     {
-        tile_job job = tile_job_of(d, coranks, blockIdx.x);
+        tile_job job = tile_job_of(d, coranks, searched, blockIdx.x);
         tile_layout<K> l(src, job);
         fetch_tile(in, l);
         la = (int)job.la;
