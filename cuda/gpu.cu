@@ -430,16 +430,17 @@ extern "C" int64_t gm_gpu_sort_tile(gm_width width)
 
 /*
  * The kernel --kernel=auto runs for a merge of n keys, from the crossover table in
- * bench/RESULTS.md (bench/kernels 24 crossover, H200): up to 2^18 keys the basic
- * kernel wins by a microsecond, because it needs no partition kernel and even a
- * partition with 32 lanes per tile is a chain of dependent global loads before the
- * merge can start; from 2^20 on the tiled kernel wins, by 4x at 2^24. The circular
- * kernel never won.
+ * bench/RESULTS.md (bench/kernels 22 crossover, H200): below 2^16 keys the basic
+ * kernel wins by up to a microsecond (7.0 against 7.7 us at 2^14 int64 keys): one
+ * launch, its threads searching for themselves. Since the tiled kernel's blocks
+ * search for themselves too on small passes (GM_TILED_SELF_SEARCH_MAX), it ties
+ * at 2^16 and wins from 2^18 (8.9 against 10.2 us int64), by 3x at 2^22. The
+ * circular kernel never won.
  */
 extern "C" gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
 {
     (void)width; /* the same crossover for both widths */
-    return n < ((int64_t)1 << 19) ? GM_KERNEL_BASIC : GM_KERNEL_TILED;
+    return n < ((int64_t)1 << 16) ? GM_KERNEL_BASIC : GM_KERNEL_TILED;
 }
 
 #define GM_INSTANTIATE(K)                                                                  \
