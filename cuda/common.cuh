@@ -175,11 +175,18 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #define GM_MULTI_GAPS 32
 #endif
 /* The four-way pass's block: the tiled block folded into FOLD times fewer threads
- * with FOLD times the keys each (and one more, to keep ITEMS odd). Samples: every
- * run is sampled OVERSAMPLE times per quarter tile (finer samples fill the chunks
- * better, and cost more searches). */
-#ifndef GM_MULTI_FOLD
-#define GM_MULTI_FOLD 1
+ * with FOLD times the keys each (and one more, to keep ITEMS odd): fewer co-rank
+ * searches per key, fewer threads to hide latency. Samples: every run is sampled
+ * OVERSAMPLE times per quarter tile (finer samples fill the chunks better, and
+ * cost more searches). From `kernels 28 stages` variants on an H200 (2^28 int32,
+ * 2^27 int64 sorts): int32 keys 256 x 15 in 11.38 ms, 128 x 31 in 12.29;
+ * int64 256 x 7 in 11.55, 128 x 15 in 10.63; OVERSAMPLE 2 slower for both (12.19,
+ * 12.38 ms). */
+#ifndef GM_I32_MULTI_FOLD
+#define GM_I32_MULTI_FOLD 1
+#endif
+#ifndef GM_I64_MULTI_FOLD
+#define GM_I64_MULTI_FOLD 2
 #endif
 #ifndef GM_MULTI_OVERSAMPLE
 #define GM_MULTI_OVERSAMPLE 1
@@ -189,24 +196,26 @@ constexpr int gm_pow2_at_least(int x)
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
 }
 /* The table's shape for one key type, from its basic block (THREADS x ITEMS). */
-template <int THREADS_, int ITEMS_> struct tuning_shape {
+template <int THREADS_, int ITEMS_, int MULTI_FOLD> struct tuning_shape {
     static constexpr int THREADS = THREADS_, ITEMS = ITEMS_;
     static constexpr int TILE = THREADS * ITEMS;
     static constexpr int RING = gm_pow2_at_least(TILE);
     static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
     static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
-    static constexpr int MULTI_THREADS = TILED_THREADS / GM_MULTI_FOLD;
-    static constexpr int MULTI_ITEMS = ITEMS * GM_MULTI_FOLD + GM_MULTI_FOLD - 1;
+    static constexpr int MULTI_THREADS = TILED_THREADS / MULTI_FOLD;
+    static constexpr int MULTI_ITEMS = ITEMS * MULTI_FOLD + MULTI_FOLD - 1;
     static constexpr int MULTI_TILE = MULTI_THREADS * MULTI_ITEMS;
-    static constexpr int MULTI_MIN_BLOCKS = GM_TILED_MIN_BLOCKS * GM_MULTI_FOLD;
+    static constexpr int MULTI_MIN_BLOCKS = GM_TILED_MIN_BLOCKS * MULTI_FOLD;
     static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
     static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
     static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
 };
 template <typename K> struct tuning;
-template <> struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS> {};
-template <> struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS> {};
+template <>
+struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS, GM_I32_MULTI_FOLD> {};
+template <>
+struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI_FOLD> {};
 
 /* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we
  * build for. __launch_bounds__ minimums are capped by it. */
