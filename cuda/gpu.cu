@@ -4,8 +4,9 @@
  * merges and sorts as sequences of merge passes (see common.cuh).
  *
  * Merge of k runs: ceil(log2 k) passes, each merging neighbouring runs pairwise, so
- * ties keep input order. Sort: the block sort, then passes over runs of SORT_TILE,
- * 2 SORT_TILE, ... keys; -u then collapses equal neighbours on the device
+ * ties keep input order. Sort: the block sort, then passes over runs of SORT_TILE
+ * keys and up, merging two runs per pass, or with the tiled kernel on 256 MB of
+ * keys and more four (merge_multi.cu); -u then collapses equal neighbours on the device
  * (cub::DeviceSelect::Unique). Every CUDA call and launch is checked; an error comes
  * back as a status ("CUDA error: ..."), and device buffers are released on every
  * path.
@@ -75,6 +76,8 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
             cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
             gm_device_tuning.sm_count = prop.multiProcessorCount;
             gm_device_tuning.circular_blocks_per_sm = circular_occupancy<int32_t>();
+            gm_device_tuning.dependent_launch =
+                prop.major >= 9 && !getenv("GM_NO_DEPENDENT_LAUNCH");
             probe_rc = GM_OK;
         }
     }
@@ -281,6 +284,7 @@ static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int re
         pass_desc d{};
         d.n = n;
         d.npairs = (runs + 1) / 2;
+        d.dependent = true; /* see gm_after_previous */
         if (runs % 2)
             bounds.push_back(bounds.back()); /* the odd run gets an empty partner */
         rc = merge_pass<K>(used, job.keys, job.other, d, bounds.data(), d_meta, mask,

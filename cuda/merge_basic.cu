@@ -20,6 +20,7 @@ merge_basic_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d, 
 {
     constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
     __shared__ __align__(16) K stage[tuning<K>::TILE];
+    gm_after_previous();
     tile_place t = place_tile(d, blockIdx.x);
     const K *a = src + t.lo, *b = src + t.mid;
     int64_t m = t.mid - t.lo, n = t.hi - t.mid;
@@ -40,8 +41,8 @@ int launch_merge_basic(const K *src, K *dst, const pass_desc &d, K mask, cudaStr
 {
     if (d.ntiles == 0)
         return GM_OK;
-    merge_basic_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, 0, s>>>(src, dst, d, mask);
-    GM_LAUNCHED("merge_basic_kernel", st);
+    GM_LAUNCH("merge_basic_kernel", st, false, merge_basic_kernel<K>, (unsigned)d.ntiles,
+              tuning<K>::THREADS, 0, s, src, dst, d, mask);
     return GM_OK;
 }
 

@@ -57,6 +57,7 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
     static_assert((R & (R - 1)) == 0 && R >= TILE, "the ring is a power of two >= TILE");
     extern __shared__ __align__(16) unsigned char smem[];
     K *ring_a = (K *)smem, *ring_b = ring_a + 2 * R, *stage = ring_b + 2 * R;
+    gm_after_previous();
 
     tile_place t = place_tile(d, blockIdx.x); /* t.k0..t.k1: this block's segment */
     const K *a = src + t.lo, *b = src + t.mid;
@@ -120,9 +121,8 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     GM_CUDA(cudaFuncSetAttribute(merge_circular_kernel<K>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
             st);
-    merge_circular_kernel<K><<<(unsigned)d.ntiles, tuning<K>::THREADS, smem, s>>>(
-        src, dst, d, coranks, mask);
-    GM_LAUNCHED("merge_circular_kernel", st);
+    GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K>,
+              (unsigned)d.ntiles, tuning<K>::THREADS, smem, s, src, dst, d, coranks, mask);
     return GM_OK;
 }
 

@@ -66,6 +66,7 @@ template <typename K>
 __global__ void multi_sample_kernel(const K *__restrict__ src, multi_desc d, K mask,
                                     int64_t *__restrict__ splits)
 {
+    gm_after_previous();
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t per_group = WAYS * d.samples_per_run;
     int64_t g = t / per_group;
@@ -189,6 +190,7 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     __shared__ int64_t run_at[WAYS + 1];
     __shared__ int64_t last_entry;
     __shared__ multi_chunk<K> c;
+    gm_after_previous();
 
     int64_t g = blockIdx.x / d.blocks_per_group;
     int64_t cur = blockIdx.x % d.blocks_per_group * d.gaps;
@@ -295,12 +297,11 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
         carved = true;
     }
     int64_t samples = d.groups * WAYS * d.samples_per_run;
-    multi_sample_kernel<K><<<(unsigned)((samples + 255) / 256), 256, 0, s>>>(src, d, mask,
-                                                                           splits);
-    GM_LAUNCHED("multi_sample_kernel", st);
-    kernel<<<(unsigned)(d.groups * d.blocks_per_group), tuning<K>::MULTI_THREADS, 0, s>>>(
-        src, dst, d, splits);
-    GM_LAUNCHED("merge_multi_kernel", st);
+    GM_LAUNCH("multi_sample_kernel", st, false, multi_sample_kernel<K>,
+              (unsigned)((samples + 255) / 256), 256, 0, s, src, d, mask, splits);
+    GM_LAUNCH("merge_multi_kernel", st, false, kernel,
+              (unsigned)(d.groups * d.blocks_per_group), tuning<K>::MULTI_THREADS, 0, s, src,
+              dst, d, (const int64_t *)splits);
     return GM_OK;
 }
 

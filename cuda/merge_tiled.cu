@@ -54,6 +54,7 @@ template <typename K, int LANES>
 __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
                                  int64_t *__restrict__ coranks)
 {
+    gm_after_previous();
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t g = tid / LANES; /* the group's lanes are one warp's, and share g */
     int lane = (int)(tid % LANES);
@@ -88,8 +89,8 @@ static int launch_partition_lanes(const K *src, const pass_desc &d, K mask, int6
 {
     const int threads = 128;
     unsigned blocks = (unsigned)((d.ntiles * LANES + threads - 1) / threads);
-    partition_kernel<K, LANES><<<blocks, threads, 0, s>>>(src, d, mask, coranks);
-    GM_LAUNCHED("partition_kernel", st);
+    GM_LAUNCH("partition_kernel", st, false, partition_kernel<K, LANES>, blocks, threads, 0, s,
+              src, d, mask, coranks);
     return GM_OK;
 }
 
@@ -201,6 +202,7 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     constexpr int BUF = (TILE + 4 * VEC + ITEMS + VEC) / VEC * VEC;
     __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K stage[TILE]; /* the merged tile */
+    gm_after_previous();
 
     /* Without a partition (coranks null), warps 0 and 1 find the co-ranks of the
      * tile's first output and of the next tile's, 32 lanes each. */
@@ -261,9 +263,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
                 st);
         carved = true;
     }
-    merge_tiled_kernel<K><<<(unsigned)d.ntiles, tuning<K>::TILED_THREADS, 0, s>>>(src, dst, d,
-                                                                            coranks, mask);
-    GM_LAUNCHED("merge_tiled_kernel", st);
+    GM_LAUNCH("merge_tiled_kernel", st, d.dependent, merge_tiled_kernel<K>,
+              (unsigned)d.ntiles, tuning<K>::TILED_THREADS, 0, s, src, dst, d, coranks, mask);
     return GM_OK;
 }
 

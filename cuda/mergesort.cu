@@ -89,6 +89,7 @@ template <typename K>
 __global__ void __launch_bounds__(tuning<K>::SORT_THREADS)
 block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
 {
+    gm_after_previous();
     if (mask == 0)
         block_sort<K, false>(src, dst, n);
     else
@@ -109,9 +110,8 @@ int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, g
         sized = true;
     }
     unsigned blocks = (unsigned)((n + tuning<K>::SORT_TILE - 1) / tuning<K>::SORT_TILE);
-    block_sort_kernel<K><<<blocks, tuning<K>::SORT_THREADS, block_sort_smem<K>(), s>>>(
-        src, dst, n, mask);
-    GM_LAUNCHED("block_sort_kernel", st);
+    GM_LAUNCH("block_sort_kernel", st, false, block_sort_kernel<K>, blocks,
+              tuning<K>::SORT_THREADS, block_sort_smem<K>(), s, src, dst, n, mask);
     return GM_OK;
 }
 
