@@ -202,8 +202,8 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     __syncthreads();
     int64_t end = cur + d.gaps < last_entry ? cur + d.gaps : last_entry;
     while (cur < end) {
-        /* The chunk ends at the furthest entry at most TILE outputs on: the
-         * entries' outputs rise, so the ones that fit are a prefix, counted. */
+        /* The chunk ends at the furthest entry at most multi_chunk_cap outputs on:
+         * the entries' outputs rise, so the ones that fit are a prefix, counted. */
         int64_t start = 0;
 #pragma unroll
         for (int q = 0; q < WAYS; q++)
@@ -282,7 +282,7 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
     if (n == 0)
         return GM_OK;
     multi_desc d = multi_pass_desc<K>(n, run_len);
-    /* One kernel per direction (a kernel's shared arrays are per instantiation). */
+    /* One kernel per direction: the merges' comparisons are compiled for it. */
     auto kernel = mask == 0 ? merge_multi_kernel<K, false> : merge_multi_kernel<K, true>;
     static bool carved; /* as the tiled kernel: all of L1 as shared memory */
     if (!carved) {
