@@ -468,11 +468,13 @@ template <typename K> static void bench_lanes(int lg)
     merge_input<K> in(n, 4242 + lg, true);
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
            (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
-    for (int lanes : { -1, 1, 4, 8, 32 }) { /* -1: no partition, blocks search */
+    /* -1: no partition, blocks search; 2: the bracketed partition */
+    for (int lanes : { -1, 1, 2, 4, 8, 32 }) {
         gm_device_tuning.partition_lanes = lanes;
         bool ok = false;
         double t = in.time_pass(GM_KERNEL_TILED, &ok);
-        printf("  %4s: %8.1f us %s", lanes < 0 ? "self" : std::to_string(lanes).c_str(),
+        printf("  %4s: %8.1f us %s",
+               lanes < 0 ? "self" : lanes == 2 ? "brkt" : std::to_string(lanes).c_str(),
                t * 1e6, ok ? "ok" : "WRONG");
         if (tsv)
             fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,

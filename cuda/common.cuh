@@ -179,12 +179,13 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #define GM_TILED_MIN_BLOCKS 8
 #endif
 /* Lanes of the partition kernel per tile: 32 up to this many tiles, then 8 up to
- * the next, then 1 (merge_tiled.cu). From `kernels 28 lanes` on an H200 (tiled
- * tiles of 3840 int32 keys): 2^22 keys (1093 tiles) merged in 20.8 us with 32
- * lanes, 22.0 with 8, 25.7 with one; 2^24 (4370 tiles) in 56.0 us with 8, 57.5
- * with 4, 59.9 with one, 60.7 with 32; from 2^26 (17477 tiles) on one lane is
- * best (170 us against 175 with 4): the extra probes cost bandwidth the merge
- * needs. int64 keys measured the same. */
+ * the next, then the bracketed partition (merge_tiled.cu). From `kernels 28 lanes`
+ * on an H200 (tiled tiles of 3840 int32 keys): 2^22 keys (1093 tiles) merged in
+ * 20.8 us with 32 lanes, 22.0 with 8, 25.7 with one; 2^24 (4370 tiles) in 52.0 us
+ * with 8, 53.8 with 4, 57.3 with one or bracketed, 59.5 with 32; past that many
+ * lanes cost bandwidth the merge needs, and from 2^26 (17477 tiles) bracketed is
+ * best: 2^28 merged in 591 us against 614 with one lane (the fastest before it),
+ * 2^27 int64 in 615 against 642. int64 keys measured the same. */
 /* Up to this many tiles the tiled kernel's blocks find their own co-ranks (two
  * warps of 32 lanes each), with no partition kernel before them: a launch and a
  * round trip saved, against a search every block waits for. From `kernels 28
@@ -271,8 +272,9 @@ struct device_tuning {
     int sm_count;
     int circular_blocks_per_sm; /* resident blocks of the circular kernel */
     int partition_lanes;        /* 0: by the number of tiles (partition_lanes_for); else
-                                   1, 4, 8 or 32, or -1: no partition kernel, each tiled
-                                   block searches for itself (the benchmark sets it
+                                   1, 4, 8 or 32 lanes a tile, 2: bracketed, or -1: no
+                                   partition kernel, each tiled block searches for
+                                   itself (the benchmark and GM_PARTITION_LANES set it
                                    to compare) */
     int dependent_launch;       /* dependent launches (gm_launch) possible: compute
                                    capability 9.0 and later, and GM_NO_DEPENDENT_LAUNCH

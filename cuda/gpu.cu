@@ -263,10 +263,26 @@ template <typename K> static int64_t coranks_needed(int64_t n, int64_t npairs_ma
 
 /* ------------------------------------------------------------------ merge */
 
+/* Choices the size would make, forced, so that the tests and the sanitizers reach
+ * every path on small inputs: GM_SORT_WAYS=2 or 4 (sort_pass_ways), and
+ * GM_PARTITION_LANES=-1, 1, 2, 4, 8 or 32 (the tiled kernel's partition:
+ * merge_tiled.cu; -1 none, 2 bracketed). */
+static void tuning_from_environment()
+{
+    const char *ways = getenv("GM_SORT_WAYS");
+    int w = ways ? atoi(ways) : 0;
+    gm_device_tuning.sort_ways = w == 2 || w == 4 ? w : 0;
+    const char *lanes = getenv("GM_PARTITION_LANES");
+    int l = lanes ? atoi(lanes) : 0;
+    gm_device_tuning.partition_lanes =
+        l == -1 || l == 1 || l == 2 || l == 4 || l == 8 || l == 32 ? l : 0;
+}
+
 template <typename K>
 static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
                         gm_kernel kernel, gm_gpu_times *times, gm_status *st)
 {
+    tuning_from_environment();
     int64_t n = keys->n;
     K mask = reverse ? (K)-1 : (K)0;
     gm_kernel used = resolve(kernel, n, keys->width);
@@ -372,10 +388,7 @@ static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
      * every size measured, so that is what auto means here. */
     gm_kernel used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
     times->kernel_used = used;
-    /* GM_SORT_WAYS=2 or 4 forces the tiled passes' ways (sort_pass_ways), so the
-     * tests and the sanitizers reach the four-way pass on small inputs. */
-    const char *ways = getenv("GM_SORT_WAYS");
-    gm_device_tuning.sort_ways = ways && (atoi(ways) == 2 || atoi(ways) == 4) ? atoi(ways) : 0;
+    tuning_from_environment();
     device_job<K> job;
     int rc = job.start(keys, sort_scratch_entries<K>(n), 64u << 20, st);
     if (rc)

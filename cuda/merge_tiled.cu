@@ -24,19 +24,17 @@
  * a search over 2^23 keys takes 6 rounds with 32 lanes against 23 with one. More
  * lanes mean more loads in all, so the launcher gives small passes (few tiles,
  * where the chain's latency is the cost) many lanes and large ones (where the
- * pass's bandwidth is) one.
+ * pass's bandwidth is) the bracketed partition below: few lanes, over short
+ * intervals.
  */
-/* The co-rank of output k of the pair at lo, mid, hi, searched by a group of LANES
- * neighbouring lanes of one warp (lane: this thread's place in the group); every
- * lane of the group returns it. */
+/* The co-rank (relative to a) of output k of the merge of a and b, known to lie in
+ * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
+ * thread's place in the group); every lane of the group returns it. */
 template <typename K, int LANES>
-__device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
-                                          int64_t k, K mask, int lane)
+__device__ inline int64_t corank_by_group_in(const K *a, const K *b, int64_t k, int64_t lo,
+                                             int64_t hi, K mask, int lane)
 {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
-    const K *a = src + lo_, *b = src + mid;
-    int64_t lo, hi;
-    gm_corank_bounds_i64(k, mid - lo_, hi_ - mid, &lo, &hi);
     const unsigned group =
         LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
     while (lo < hi) {
@@ -48,6 +46,16 @@ __device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid
         gm_corank_narrow_i64(&lo, &hi, LANES, f);
     }
     return lo;
+}
+
+/* The same over the whole of the pair at lo, mid, hi. */
+template <typename K, int LANES>
+__device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
+                                          int64_t k, K mask, int lane)
+{
+    int64_t lo, hi;
+    gm_corank_bounds_i64(k, mid - lo_, hi_ - mid, &lo, &hi);
+    return corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo, hi, mask, lane);
 }
 
 template <typename K, int LANES>
@@ -66,6 +74,67 @@ __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
         coranks[g] = i;
 }
 
+/*
+ * The partition of large passes, bracketed: a block of 128 threads finds the
+ * co-ranks of BRACKET_TILES neighbouring tiles. Its first two warps, 32 lanes each,
+ * find those of its first tile and of the next block's first tile; within one pair
+ * co-ranks rise with the output, so every tile of the block between them has its
+ * co-rank between theirs. The block's tiles then search, two lanes each, over that
+ * bracket (about BRACKET_TILES tiles wide) instead of the whole pair: fewer rounds,
+ * and loads that fall in the same few hundred kilobytes, which the L2 cache keeps.
+ */
+#ifndef GM_BRACKET_TILES /* -D overrides are for tuning experiments (bench/tune.sh) */
+#define GM_BRACKET_TILES 64
+#endif
+#ifndef GM_BRACKET_LANES
+#define GM_BRACKET_LANES 2
+#endif
+/* 64 tiles of two lanes measured best (bench/tune.sh variants on an H200, 2^28 int32
+ * merged in 591 us; 128 x 2 591, 256 x 2 594, 32 x 4 605, 64 x 4 602, 128 x 4 605;
+ * 2^27 int64: 615, 616, 622, 632, 628, 633 us). */
+constexpr int BRACKET_TILES = GM_BRACKET_TILES, BRACKET_LANES = GM_BRACKET_LANES;
+static_assert(BRACKET_TILES * BRACKET_LANES >= 64 && BRACKET_TILES * BRACKET_LANES <= 1024,
+              "the first two warps find the bracket");
+
+template <typename K>
+__global__ void __launch_bounds__(BRACKET_TILES *BRACKET_LANES)
+partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
+                           int64_t *__restrict__ coranks)
+{
+    __shared__ int64_t bracket[2], bracket_pair[2]; /* co-rank, and its pair's lo */
+    gm_after_previous();
+    int64_t g0 = (int64_t)blockIdx.x * BRACKET_TILES;
+    int64_t g1 = g0 + BRACKET_TILES < d.ntiles ? g0 + BRACKET_TILES : d.ntiles;
+    int w = threadIdx.x / 32;
+    if (w < 2) {
+        int64_t g = w == 0 ? g0 : g1, i = 0, pair = -1;
+        if (g < d.ntiles) {
+            tile_place t = place_tile(d, g);
+            i = corank_by_group<K, 32>(src, t.lo, t.mid, t.hi, t.k0, mask, threadIdx.x & 31);
+            pair = t.lo;
+        }
+        if ((threadIdx.x & 31) == 0) {
+            bracket[w] = i;
+            bracket_pair[w] = pair;
+        }
+    }
+    __syncthreads();
+    int64_t g = g0 + threadIdx.x / BRACKET_LANES;
+    if (g >= g1)
+        return; /* both lanes of a tile leave together */
+    tile_place t = place_tile(d, g);
+    int64_t lo, hi;
+    gm_corank_bounds_i64(t.k0, t.mid - t.lo, t.hi - t.mid, &lo, &hi);
+    if (t.lo == bracket_pair[0] && bracket[0] > lo)
+        lo = bracket[0];
+    if (t.lo == bracket_pair[1] && bracket[1] < hi)
+        hi = bracket[1];
+    int64_t i = corank_by_group_in<K, BRACKET_LANES>(src + t.lo, src + t.mid, t.k0, lo, hi, mask,
+                                                     threadIdx.x % BRACKET_LANES);
+    if (threadIdx.x % BRACKET_LANES == 0)
+        coranks[g] = i;
+}
+
 /* Whether the tiled kernel's blocks search their co-ranks themselves (no partition
  * kernel) for a pass of ntiles tiles. */
 bool tiled_searches_itself(int64_t ntiles)
@@ -75,12 +144,13 @@ bool tiled_searches_itself(int64_t ntiles)
     return ntiles <= GM_TILED_SELF_SEARCH_MAX;
 }
 
-/* Lanes per tile for a pass of ntiles tiles (see partition_kernel). */
+/* Lanes per tile for a pass of ntiles tiles (see partition_kernel); 2 stands for
+ * the bracketed partition. */
 static int partition_lanes_for(int64_t ntiles)
 {
     if (gm_device_tuning.partition_lanes > 0)
         return gm_device_tuning.partition_lanes;
-    return ntiles <= GM_PARTITION_32_LANES_MAX ? 32 : ntiles <= GM_PARTITION_8_LANES_MAX ? 8 : 1;
+    return ntiles <= GM_PARTITION_32_LANES_MAX ? 32 : ntiles <= GM_PARTITION_8_LANES_MAX ? 8 : 2;
 }
 
 template <typename K, int LANES>
@@ -107,6 +177,12 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
         return launch_partition_lanes<K, 8>(src, d, mask, coranks, s, st);
     case 4:
         return launch_partition_lanes<K, 4>(src, d, mask, coranks, s, st);
+    case 2: {
+        unsigned blocks = (unsigned)((d.ntiles + BRACKET_TILES - 1) / BRACKET_TILES);
+        GM_LAUNCH("partition_bracketed_kernel", st, false, partition_bracketed_kernel<K>,
+                  blocks, BRACKET_TILES * BRACKET_LANES, 0, s, src, d, mask, coranks);
+        return GM_OK;
+    }
     default:
         return launch_partition_lanes<K, 1>(src, d, mask, coranks, s, st);
     }

@@ -6,7 +6,7 @@
 # the sanitizer), and its output is checked against GNU sort too.
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: SAN_KERNELS (default "basic tiled tiled4 circular"), SAN_SEED
+#        env: SAN_KERNELS (default "basic tiled tiled4 tiledb circular"), SAN_SEED
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 SAN=${SANITIZER:-compute-sanitizer}
@@ -45,10 +45,13 @@ fail=0
 for tool in "${tools[@]}"; do
     runs=0 wrong=0
     # tiled4: the sort with --kernel=tiled and its four-way passes forced
-    # (GM_SORT_WAYS=4; by size they start at 256 MB of keys).
-    for kernel in ${SAN_KERNELS:-basic tiled tiled4 circular}; do
-        ways=""
+    # (GM_SORT_WAYS=4; by size they start at 256 MB of keys); tiledb: --kernel=tiled
+    # with the bracketed partition forced (GM_PARTITION_LANES=2; by size it starts
+    # at 8193 tiles).
+    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb circular}; do
+        ways="" lanes=""
         [ $kernel = tiled4 ] && ways=4
+        [ $kernel = tiledb ] && lanes=2
         for w in 0 1; do
             for dirn in up down; do
                 r=""
@@ -57,13 +60,15 @@ for tool in "${tools[@]}"; do
                 for op in "merge $r" "merge $r -u" "sort $r" "sort $r -u"; do
                     set -- $op
                     [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
+                    k=${kernel%4}
+                    k=${k%b}
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
                     # The result goes to a file (-o) and the sanitizer's report to a
                     # log, so neither can be mistaken for the other.
                     rm -f "$dir/out"
-                    if ! GM_SORT_WAYS=$ways "$SAN" --tool "$tool" --error-exitcode 1 \
-                        --print-limit 10 --log-file "$dir/log" \
-                        "$G" $op --device=gpu --kernel=${kernel%4} -o "$dir/out" $files \
+                    if ! GM_SORT_WAYS=$ways GM_PARTITION_LANES=$lanes "$SAN" --tool "$tool" \
+                        --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+                        "$G" $op --device=gpu --kernel=${k} -o "$dir/out" $files \
                         2>"$dir/err"; then
                         echo "FAIL: $tool: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
                         tail -20 "$dir/log" "$dir/err"
