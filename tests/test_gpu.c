@@ -109,20 +109,36 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
 }
 
 /* Merges the runs on the GPU with kernel and on the CPU, and compares. */
+/* With the tiled kernel the merge runs once per way of finding its tiles' co-ranks
+ * (GM_PARTITION_LANES, cuda/gpu.cu): as the size picks, each block by itself (-1),
+ * bracketed (2) and one lane a tile (1); the sizes here would pick only some. */
 static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
                         int reverse, const char *what)
 {
+    static const char *partitions[] = { NULL, "-1", "2", "1" };
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
-    gm_keys gpu = { malloc(bytes), k.n, k.width };
-    memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
-    gm_gpu_times t;
-    gm_status st;
-    int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
-    cr_assert_eq(rc, GM_OK, "%s: %s", what, st.msg);
     void *scratch = malloc(bytes);
-    gm_cpu_merge_runs(&k, &scratch, offsets, nruns, reverse, 8);
-    assert_same_keys(gpu.data, k.data, k.n, k.width, what);
-    free(gpu.data);
+    gm_keys want = { malloc(bytes), k.n, k.width };
+    memcpy(want.data, k.data, (size_t)k.n * (size_t)k.width);
+    gm_cpu_merge_runs(&want, &scratch, offsets, nruns, reverse, 8);
+    int tries = kernel == GM_KERNEL_TILED ? 4 : 1;
+    for (int i = 0; i < tries; i++) {
+        gm_keys gpu = { malloc(bytes), k.n, k.width };
+        memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
+        gm_gpu_times t;
+        gm_status st;
+        if (partitions[i])
+            setenv("GM_PARTITION_LANES", partitions[i], 1);
+        int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
+        unsetenv("GM_PARTITION_LANES");
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s (partition %s)", what,
+                 partitions[i] ? partitions[i] : "by size");
+        cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
+        assert_same_keys(gpu.data, want.data, k.n, k.width, msg);
+        free(gpu.data);
+    }
+    free(want.data);
     free(scratch);
     free(k.data);
 }
