@@ -325,7 +325,7 @@ struct pass_desc {
 struct multi_desc {
     int64_t n, run_len;
     int64_t groups;            /* ceil(runs / 4) */
-    int64_t stride;            /* sample stride: TILED_TILE / 4 */
+    int64_t stride;            /* sample stride: a quarter chunk (merge_multi.cu) */
     int64_t samples_per_run;   /* of a full run */
     int64_t entries_per_group; /* splits listed per group: 4 samples_per_run + 1 */
     int64_t blocks_per_group;

@@ -5,11 +5,11 @@
  *
  * Merge of k runs: ceil(log2 k) passes, each merging neighbouring runs pairwise, so
  * ties keep input order. Sort: the block sort, then passes over runs of SORT_TILE
- * keys and up, merging two runs per pass, or with the tiled kernel on 256 MB of
- * keys and more four (merge_multi.cu); -u then collapses equal neighbours on the device
- * (cub::DeviceSelect::Unique). Every CUDA call and launch is checked; an error comes
- * back as a status ("CUDA error: ..."), and device buffers are released on every
- * path.
+ * keys and up, merging two runs per pass (with the tiled kernel on 256 MB of keys
+ * and more, four: merge_multi.cu); -u then collapses equal neighbours on the
+ * device (cub::DeviceSelect::Unique). Every CUDA call and launch is checked; an
+ * error comes back as a status ("CUDA error: ..."), and device buffers are
+ * released on every path.
  */
 #include <cub/device/device_select.cuh>
 #include <stdio.h>
@@ -364,9 +364,8 @@ int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int
 }
 
 /* The largest of the passes' scratch: co-ranks of the two-way passes' tiles (basic
- * tiles are the smallest), or the four-way passes' sample lists, largest for the
- * first pass (the sample count is the same every pass; the last group's unused
- * entries are what grows). */
+ * tiles are the smallest), or any four-way pass's sample lists (about the same
+ * every pass: the same samples, and a short last group's unused entries). */
 template <typename K> int64_t sort_scratch_entries(int64_t n)
 {
     int64_t two = coranks_needed<K>(n, n / tuning<K>::TILE + 1);
