@@ -34,8 +34,8 @@ static const struct {
     .cpu_sort_max = 3.7e8,         /* 16 cores: 20 M keys in 0.054 s */
     .gpu_start = 0.30,             /* H200: --device=gpu runs 0.34 s longer than cpu */
     .pcie = 9.0e9,                 /* H200: 80 MB up in 0.009 s, down in 0.007 s */
-    .gpu_merge = 4.3e11,           /* tiled kernel, 2^28 int32 keys in 0.62 ms */
-    .gpu_sort = 2.2e10,            /* merge sort, 2^28 int32 keys in 12.1 ms */
+    .gpu_merge = 4.5e11,           /* tiled kernel, 2^28 int32 keys in 0.59 ms */
+    .gpu_sort = 2.3e10,            /* merge sort, 2^28 int32 keys in 11.4 ms */
 };
 
 static double cpu_estimate(gm_op op, int64_t n, int nthreads)
