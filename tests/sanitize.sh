@@ -62,6 +62,9 @@ for tool in "${tools[@]}"; do
                     [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
                     k=${kernel%4}
                     k=${k%b}
+                    what="gpumerge $op --kernel=$k"
+                    [ -n "$ways" ] && what="GM_SORT_WAYS=$ways $what"
+                    [ -n "$lanes" ] && what="GM_PARTITION_LANES=$lanes $what"
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
                     # The result goes to a file (-o) and the sanitizer's report to a
                     # log, so neither can be mistaken for the other.
@@ -70,7 +73,7 @@ for tool in "${tools[@]}"; do
                         --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
                         "$G" $op --device=gpu --kernel=${k} -o "$dir/out" $files \
                         2>"$dir/err"; then
-                        echo "FAIL: $tool: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
+                        echo "FAIL: $tool: $what (int$((32 + 32 * w)))"
                         tail -20 "$dir/log" "$dir/err"
                         fail=1
                         continue
@@ -79,7 +82,7 @@ for tool in "${tools[@]}"; do
                     [ "$1" = merge ] && sort_args="-m $sort_args"
                     case "$op" in *-u*) sort_args="$sort_args -u" ;; esac
                     if ! sort $sort_args $files | cmp -s - "$dir/out"; then
-                        echo "WRONG: gpumerge $op --kernel=$kernel (int$((32 + 32 * w)))"
+                        echo "WRONG: $what (int$((32 + 32 * w)))"
                         wrong=$((wrong + 1))
                         if [ -n "${SAN_KEEP:-}" ]; then # keep the evidence
                             mkdir -p "$SAN_KEEP"
