@@ -6,7 +6,7 @@
  *
  * Each block sorts one tile of SORT_TILE keys (a few merge tiles: the larger the
  * block's tile, the fewer passes over memory follow): every thread sorts its ITEMS
- * keys in registers (odd-even transposition sort, fully unrolled), then
+ * keys in registers (Batcher's odd-even merge sort network, fully unrolled), then
  * log2(SORT_THREADS) rounds merge neighbouring runs in shared memory, ping-ponging
  * between two buffers; in each round a thread finds its place with co-rank and
  * merges ITEMS keys. The passes that follow (gpu.cu) merge runs of SORT_TILE,
@@ -24,6 +24,46 @@ template <typename K> constexpr int sort_buffer_keys()
 {
     return tuning<K>::SORT_TILE + 16 / sizeof(K);
 }
+
+/*
+ * Batcher's odd-even merge sort as a comparator network for N keys (Knuth, TAOCP
+ * 5.3.4): the network for the next power of two, less the comparators that touch
+ * a key past N (as if those were keys that sort last: the comparators would not
+ * move them). For 15 keys, 59 comparators where odd-even transposition takes 105;
+ * a table fixed at compile time, so the unrolled loop over it names registers.
+ */
+template <int N> struct sort_network {
+    struct comparator {
+        int a, b; /* a < b: after it, key a sorts no later than key b */
+    };
+    template <typename F> static constexpr void each(F f)
+    {
+        const int n = gm_pow2_at_least(N);
+        for (int p = 1; p < n; p *= 2)
+            for (int k = p; k >= 1; k /= 2)
+                for (int j = k % p; j + k < n; j += 2 * k)
+                    for (int i = 0; i < k && i + j + k < n; i++)
+                        if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < N)
+                            f(i + j, i + j + k);
+    }
+    static constexpr int count()
+    {
+        int c = 0;
+        each([&c](int, int) { c++; });
+        return c;
+    }
+    static constexpr int COUNT = count();
+    struct table {
+        comparator c[COUNT > 0 ? COUNT : 1];
+    };
+    static constexpr table make()
+    {
+        table t{};
+        int c = 0;
+        each([&t, &c](int a, int b) { t.c[c++] = comparator{ a, b }; });
+        return t;
+    }
+};
 
 /* The block sort itself, for one direction. */
 template <typename K, bool DESC>
@@ -50,15 +90,13 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         r[u] = buf[0][threadIdx.x * ITEMS + u];
+    constexpr typename sort_network<ITEMS>::table net = sort_network<ITEMS>::make();
 #pragma unroll
-    for (int round = 0; round < ITEMS; round++) {
-#pragma unroll
-        for (int u = round & 1; u + 1 < ITEMS; u += 2) {
-            K x = r[u], y = r[u + 1];
-            bool swap = (K)(y ^ mask) < (K)(x ^ mask);
-            r[u] = swap ? y : x;
-            r[u + 1] = swap ? x : y;
-        }
+    for (int c = 0; c < sort_network<ITEMS>::COUNT; c++) {
+        K x = r[net.c[c].a], y = r[net.c[c].b];
+        bool swap = (K)(y ^ mask) < (K)(x ^ mask);
+        r[net.c[c].a] = swap ? y : x;
+        r[net.c[c].b] = swap ? x : y;
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
