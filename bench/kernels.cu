@@ -355,8 +355,9 @@ template <typename K> static void bench_sort(int lg)
 }
 
 /* Where a sort's time goes: the block sort and each merge pass of one real sort
- * (tiled passes), timed apart with events around each launch, medians over
- * REPEAT sorts. Also the run to profile with ncu (it launches nothing else). */
+ * (sort_on_device with the tiled kernel, its events between the stages), medians
+ * over REPEAT sorts; GM_SORT_WAYS=2 or 4 forces the passes' ways. Also the run to
+ * profile with ncu (it launches nothing else). */
 template <typename K> static void bench_stages(int lg)
 {
     int64_t n = (int64_t)1 << lg;
@@ -365,78 +366,51 @@ template <typename K> static void bench_stages(int lg)
     fill<K>(d_src, n, 31337 + lg);
     int64_t *d_cor;
     CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
-    /* The passes sort_on_device makes (gpu.cu); GM_SORT_WAYS=2 or 4 forces them. */
-    std::vector<int> ways(1, 0);
-    std::vector<int64_t> runs(1, 0);
     if (getenv("GM_SORT_WAYS"))
         gm_device_tuning.sort_ways = atoi(getenv("GM_SORT_WAYS"));
-    for (int64_t run = tuning<K>::SORT_TILE; run < n;) {
-        ways.push_back(sort_pass_ways<K>(GM_KERNEL_TILED, n, run));
-        runs.push_back(run);
-        run = n / ways.back() < run ? n : ways.back() * run;
-    }
-    int stages = (int)ways.size();
-    std::vector<cudaEvent_t> ev(stages + 1);
-    for (cudaEvent_t &e : ev)
+    sort_trace trace;
+    for (cudaEvent_t &e : trace.marks)
         CHECK(cudaEventCreate(&e));
-    std::vector<std::vector<float>> ms(stages);
+    std::vector<std::vector<float>> ms;
     gm_status st;
     K *out = nullptr;
+    int passes = 0;
     for (int rep = 0; rep < WARMUP + REPEAT; rep++) {
-        CHECK(cudaEventRecord(ev[0]));
-        if (launch_block_sort<K>(d_src, d_a, n, (K)0, 0, &st)) {
+        CHECK(cudaMemcpy(d_a, d_src, n * sizeof(K), cudaMemcpyDeviceToDevice));
+        if (sort_on_device<K>(d_a, d_b, n, (K)0, GM_KERNEL_TILED, d_cor, &out, &passes, 0, &st,
+                              &trace)) {
             fprintf(stderr, "%s\n", st.msg);
             exit(1);
         }
-        CHECK(cudaEventRecord(ev[1]));
-        K *src = d_a, *dst = d_b;
-        int s = 1;
-        for (int64_t run = tuning<K>::SORT_TILE; run < n; s++) {
-            int rc;
-            if (ways[s] == 4) {
-                rc = launch_merge_multi<K>(src, dst, n, run, (K)0, d_cor, 0, &st);
-            } else {
-                pass_desc d{};
-                d.n = n;
-                d.run_len = run;
-                rc = merge_pass<K>(GM_KERNEL_TILED, src, dst, d, nullptr, nullptr, (K)0, d_cor,
-                                   0, &st);
-            }
-            if (rc) {
-                fprintf(stderr, "%s\n", st.msg);
-                exit(1);
-            }
-            run = n / ways[s] < run ? n : ways[s] * run;
-            CHECK(cudaEventRecord(ev[s + 1]));
-            std::swap(src, dst);
-        }
-        out = src;
-        CHECK(cudaEventSynchronize(ev[stages]));
-        for (int i = 0; rep >= WARMUP && i < stages; i++) {
+        CHECK(cudaEventSynchronize(trace.marks[passes + 1]));
+        ms.resize(passes + 1);
+        for (int i = 0; rep >= WARMUP && i <= passes; i++) {
             float t;
-            CHECK(cudaEventElapsedTime(&t, ev[i], ev[i + 1]));
+            CHECK(cudaEventElapsedTime(&t, trace.marks[i], trace.marks[i + 1]));
             ms[i].push_back(t);
         }
     }
+    gm_device_tuning.sort_ways = 0;
     std::vector<K> got(n);
     CHECK(cudaMemcpy(got.data(), out, n * sizeof(K), cudaMemcpyDeviceToHost));
     bool ok = std::is_sorted(got.begin(), got.end());
     double total = 0;
     printf("stages 2^%d int%d (sorted: %s)\n", lg, bits, ok ? "ok" : "WRONG");
-    for (int i = 0; i < stages; i++) {
+    for (int i = 0; i <= passes; i++) {
         std::sort(ms[i].begin(), ms[i].end());
         double t = ms[i][ms[i].size() / 2] * 1e-3;
         total += t;
         if (i == 0)
             printf("  block sort (tile %d)       %9.1f us\n", tuning<K>::SORT_TILE, t * 1e6);
         else
-            printf("  pass %2d, %d-way (runs of %10lld) %9.1f us  %6.1f GB/s\n", i, ways[i],
-                   (long long)runs[i], t * 1e6, 2.0 * n * sizeof(K) / t * 1e-9);
+            printf("  pass %2d, %d-way (runs of %10lld) %9.1f us  %6.1f GB/s\n", i,
+                   trace.ways[i - 1], (long long)trace.run[i - 1], t * 1e6,
+                   2.0 * n * sizeof(K) / t * 1e-9);
         if (tsv)
             fprintf(tsv, "stage\t%d\t%d\t%d\t%.3f\n", i, lg, bits, t * 1e6);
     }
     printf("  total %9.1f us, %.2f G keys/s\n", total * 1e6, n / total * 1e-9);
-    for (cudaEvent_t e : ev)
+    for (cudaEvent_t e : trace.marks)
         CHECK(cudaEventDestroy(e));
     CHECK(cudaFree(d_src));
     CHECK(cudaFree(d_a));

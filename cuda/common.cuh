@@ -574,13 +574,24 @@ template <typename K> inline int sort_pass_ways(gm_kernel kernel, int64_t n, int
 /* Entries of int64 scratch sort_on_device needs for n keys. */
 template <typename K> int64_t sort_scratch_entries(int64_t n);
 
+/* What sort_on_device did, stage by stage, for the benchmark: events recorded
+ * before the block sort and after it and every pass (created by the caller), and
+ * each pass's ways and input run length. */
+struct sort_trace {
+    static constexpr int MAX_PASSES = 64; /* two-way passes of 2^64 keys */
+    cudaEvent_t marks[MAX_PASSES + 2];
+    int ways[MAX_PASSES];
+    int64_t run[MAX_PASSES];
+};
+
 /* The whole device sort (gpu.cu): block sort of d_keys into d_tmp, then merge
  * passes with kernel (four-way passes with the tiled kernel); *out gets the buffer
  * holding the result, *passes the number of merge passes. d_cor needs room for
- * sort_scratch_entries(n) entries. */
+ * sort_scratch_entries(n) entries. trace, if not null, is filled in as it goes. */
 template <typename K>
 int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
-                   K **out, int *passes, cudaStream_t s, gm_status *st);
+                   K **out, int *passes, cudaStream_t s, gm_status *st,
+                   sort_trace *trace = nullptr);
 
 /* Block sort (mergesort.cu): sorts every TILE keys of src into dst. */
 template <typename K>

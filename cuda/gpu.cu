@@ -337,26 +337,35 @@ extern "C" int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, in
 
 template <typename K>
 int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
-                   K **out, int *passes, cudaStream_t s, gm_status *st)
+                   K **out, int *passes, cudaStream_t s, gm_status *st, sort_trace *trace)
 {
+    if (trace)
+        GM_CUDA(cudaEventRecord(trace->marks[0], s), st);
     int rc = launch_block_sort<K>(d_keys, d_tmp, n, mask, s, st);
     if (rc)
         return rc;
+    if (trace)
+        GM_CUDA(cudaEventRecord(trace->marks[1], s), st);
     K *src = d_tmp, *dst = d_keys;
     *passes = 0;
     for (int64_t run = tuning<K>::SORT_TILE; run < n; (*passes)++) {
-        if (sort_pass_ways<K>(kernel, n, run) == 4) {
+        int ways = sort_pass_ways<K>(kernel, n, run);
+        if (ways == 4) {
             rc = launch_merge_multi<K>(src, dst, n, run, mask, d_cor, s, st);
-            run = n / 4 < run ? n : 4 * run;
         } else {
             pass_desc d{};
             d.n = n;
             d.run_len = run;
             rc = merge_pass<K>(kernel, src, dst, d, nullptr, nullptr, mask, d_cor, s, st);
-            run = n / 2 < run ? n : 2 * run;
         }
         if (rc)
             return rc;
+        if (trace && *passes < sort_trace::MAX_PASSES) {
+            trace->ways[*passes] = ways;
+            trace->run[*passes] = run;
+            GM_CUDA(cudaEventRecord(trace->marks[*passes + 2], s), st);
+        }
+        run = n / ways < run ? n : ways * run;
         std::swap(src, dst);
     }
     *out = src;
@@ -463,7 +472,7 @@ extern "C" gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
     template int merge_pass<K>(gm_kernel, const K *, K *, pass_desc, const int64_t *,      \
                                int64_t *, K, int64_t *, cudaStream_t, gm_status *);        \
     template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
-                                   cudaStream_t, gm_status *);                              \
+                                   cudaStream_t, gm_status *, sort_trace *);                \
     template int64_t sort_scratch_entries<K>(int64_t);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)
