@@ -434,6 +434,61 @@ __device__ inline void load_two_async(K *s, const K *a, int64_t la, const K *b, 
     }
 }
 
+/*
+ * N slices of global memory copied into one shared-memory buffer as the 16-byte
+ * chunks that cover them (cp.async on sm_80 and later): chunk copies are 16-byte
+ * aligned at both ends, VEC keys per copy instruction, and a slice then starts
+ * some keys into its first chunk; each slice's chunks follow the one before's.
+ * The chunks cover at most VEC - 1 keys before a slice and VEC - 1 after, so the
+ * buffer needs the slices' keys plus 2 N (VEC - 1); reading them stays inside the
+ * array, whose allocation has 16 bytes to spare at its end. The tiled kernel loads
+ * a tile's two slices so, the four-way kernel a chunk's four.
+ */
+template <typename K, int N> struct chunked_slices {
+    static constexpr int VEC = 16 / sizeof(K);
+    const K *from[N];  /* first chunk of each slice, in global memory */
+    int chunks[N + 1]; /* 16-byte chunks before each slice; chunks[N]: all */
+    int at[N];         /* where each slice starts in the buffer */
+
+    chunked_slices() = default;
+    /* Slice q: len[q] keys from p[q]. */
+    __device__ chunked_slices(const K *const (&p)[N], const int (&len)[N])
+    {
+#pragma unroll
+        for (int q = 0; q < N; q++)
+            add(q, p[q], len[q]);
+    }
+
+    /* Lays out slice q, len keys from p, after slices 0 .. q - 1. */
+    __device__ void add(int q, const K *p, int len)
+    {
+        if (q == 0)
+            chunks[0] = 0;
+        int off = len > 0 ? (int)(((uintptr_t)p / sizeof(K)) & (VEC - 1)) : 0;
+        from[q] = p - off;
+        at[q] = chunks[q] * VEC + off;
+        chunks[q + 1] = chunks[q] + (len > 0 ? (off + len + VEC - 1) / VEC : 0);
+    }
+
+    /* Starts the asynchronous copies into s, THREADS threads sharing them; the caller
+     * commits the group and waits for it before reading s. */
+    template <int THREADS> __device__ void fetch(K *s) const
+    {
+#pragma unroll 1
+        for (int x = threadIdx.x; x < chunks[N]; x += THREADS) {
+            const K *f = from[0];
+            int first = 0; /* the slice's first chunk */
+#pragma unroll
+            for (int q = 1; q < N; q++)
+                if (x >= chunks[q]) {
+                    f = from[q];
+                    first = chunks[q];
+                }
+            __pipeline_memcpy_async(s + x * VEC, f + (x - first) * VEC, 16);
+        }
+    }
+};
+
 /* Stores cnt keys from s (16-byte aligned) to out, coalesced: 16 bytes per thread
  * and store when out is 16-byte aligned too, else one key per store. The loops are
  * kept rolled: unrolled, their 16-byte values in flight cost the tiled kernel

@@ -27,7 +27,7 @@
  *      X and runs 2 and 3 into Y (every thread: co-rank, then its ITEMS keys,
  *      merge_items), then X with Y into the staging tile, and a coalesced store.
  *
- * The tile's loads are the tiled kernel's (16-byte cp.async chunks, merge_tiled.cu).
+ * The chunk's loads are the tiled kernel's (chunked_slices: 16-byte cp.async chunks).
  */
 #include "common.cuh"
 
@@ -132,29 +132,20 @@ template <typename K> constexpr int multi_chunk_cap()
 
 /* One chunk of a block's stretch, as every thread of the block needs it. */
 template <typename K> struct multi_chunk {
-    const K *from[WAYS]; /* first 16-byte chunk of each run's slice, in global memory */
-    int chunks[WAYS + 1];/* running count of 16-byte chunks before each slice */
-    int at[WAYS];        /* where each slice starts in shared memory */
+    chunked_slices<K, WAYS> slices; /* each run's slice, and where it lands */
     int len[WAYS];
-    int64_t out;         /* the chunk's first output, in the array */
+    int64_t out; /* the chunk's first output, in the array */
 };
 
 /* Sets c from the splits lo and hi (thread 0 of the block). */
 template <typename K>
 __device__ inline void multi_chunk_of(multi_chunk<K> &c, const K *src, const int64_t *run_at,
-                                      const int64_t *lo, const int64_t *hi, int64_t base)
+                                      const int64_t *lo, const int64_t *hi)
 {
-    constexpr int VEC = 16 / sizeof(K);
-    int64_t out = base;
-    c.chunks[0] = 0;
+    int64_t out = run_at[0];
     for (int q = 0; q < WAYS; q++) {
-        const K *p = src + run_at[q] + lo[q];
-        int len = (int)(hi[q] - lo[q]);
-        int off = len > 0 ? (int)(((uintptr_t)p / sizeof(K)) & (VEC - 1)) : 0;
-        c.from[q] = p - off;
-        c.len[q] = len;
-        c.at[q] = c.chunks[q] * VEC + off;
-        c.chunks[q + 1] = c.chunks[q] + (len > 0 ? (off + len + VEC - 1) / VEC : 0);
+        c.len[q] = (int)(hi[q] - lo[q]);
+        c.slices.add(q, src + run_at[q] + lo[q], c.len[q]);
         out += lo[q];
     }
     c.out = out;
@@ -218,15 +209,9 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         }
         int64_t next = cur + __syncthreads_count(fits);
         if (threadIdx.x == 0)
-            multi_chunk_of<K>(c, src, run_at, list + cur * WAYS, list + next * WAYS,
-                              run_at[0]);
+            multi_chunk_of<K>(c, src, run_at, list + cur * WAYS, list + next * WAYS);
         __syncthreads();
-        int total = c.chunks[WAYS];
-#pragma unroll 1
-        for (int x = threadIdx.x; x < total; x += THREADS) {
-            int q = x < c.chunks[1] ? 0 : x < c.chunks[2] ? 1 : x < c.chunks[3] ? 2 : 3;
-            __pipeline_memcpy_async(in + x * VEC, c.from[q] + (x - c.chunks[q]) * VEC, 16);
-        }
+        c.slices.template fetch<THREADS>(in);
         __pipeline_commit();
         __pipeline_wait_prior(0);
         __syncthreads();
@@ -238,11 +223,11 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
         int u = threadIdx.x;
         if (u < nx)
-            merge_share<K, ITEMS, DESC>(in, c.at[0], c.len[0], c.at[1], c.len[1], u * ITEMS,
-                                        tmp);
+            merge_share<K, ITEMS, DESC>(in, c.slices.at[0], c.len[0], c.slices.at[1], c.len[1],
+                                        u * ITEMS, tmp);
         else if (u < nx + ny)
-            merge_share<K, ITEMS, DESC>(in, c.at[2], c.len[2], c.at[3], c.len[3],
-                                        (u - nx) * ITEMS, tmp + y_at);
+            merge_share<K, ITEMS, DESC>(in, c.slices.at[2], c.len[2], c.slices.at[3],
+                                        c.len[3], (u - nx) * ITEMS, tmp + y_at);
         __syncthreads();
         /* Level two: X with Y, staged in `in` (its slices are merged already). */
         merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in);

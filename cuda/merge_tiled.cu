@@ -211,48 +211,6 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
 }
 
 /*
- * Where a tile's slices land in its shared-memory buffer. Slices start anywhere in
- * global memory, so each is copied as the 16-byte chunks that cover it: chunk
- * copies are 16-byte aligned at both ends, four int32 keys (two int64) per copy
- * instruction, and the slice then starts `off` keys into its first chunk. b's
- * chunks follow a's. Each slice's chunks cover at most 2 * VEC - 2 keys beyond it
- * (VEC - 1 before, VEC - 1 after), hence buffers of TILE + 4 * VEC keys; reading
- * them stays inside the array, whose allocation has 16 bytes to spare at its end.
- */
-template <typename K> struct tile_layout {
-    static constexpr int VEC = 16 / sizeof(K);
-    const K *ga, *gb; /* first chunk of each slice, in global memory */
-    int na, nb;       /* chunks of each slice */
-    int a_off, b_at;  /* slice a starts at a_off; b's chunks start at b_at (b_off later) */
-    int b_off;
-
-    __device__ tile_layout(const K *src, const tile_job &j)
-    {
-        const K *a = src + j.t.lo + j.a0, *b = src + j.t.mid + j.b0;
-        a_off = (int)(((uintptr_t)a / sizeof(K)) & (VEC - 1));
-        b_off = (int)(((uintptr_t)b / sizeof(K)) & (VEC - 1));
-        ga = a - a_off;
-        gb = b - b_off;
-        int lb = (int)(j.cnt - j.la);
-        na = j.la > 0 ? (a_off + (int)j.la + VEC - 1) / VEC : 0;
-        nb = lb > 0 ? (b_off + lb + VEC - 1) / VEC : 0;
-        b_at = na * VEC;
-    }
-};
-
-/* Starts the asynchronous copy of the chunks that l describes into s. */
-template <typename K>
-__device__ inline void fetch_tile(K *s, const tile_layout<K> &l)
-{
-    constexpr int VEC = tile_layout<K>::VEC;
-#pragma unroll 1
-    for (int c = threadIdx.x; c < l.na + l.nb; c += tuning<K>::TILED_THREADS) {
-        const K *from = c < l.na ? l.ga + c * VEC : l.gb + (c - l.na) * VEC;
-        __pipeline_memcpy_async(s + c * VEC, from, 16);
-    }
-}
-
-/*
  * One tile per block. Several blocks are resident on each multiprocessor (32
  * registers a thread; shared memory for two tiles a block), so while some wait
  * for their slices others merge: the occupancy hides the memory latency. (A
@@ -272,7 +230,7 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                    const int64_t *__restrict__ coranks, K mask)
 {
     constexpr int THREADS = tuning<K>::TILED_THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILED_TILE, VEC = tile_layout<K>::VEC;
+    constexpr int TILE = tuning<K>::TILED_TILE, VEC = chunked_slices<K, 2>::VEC;
     /* The slices' chunks (TILE + 4 VEC keys at most), then room for merge_items to
      * read up to ITEMS keys past the end of a slice. */
     constexpr int BUF = (TILE + 4 * VEC + ITEMS + VEC) / VEC * VEC;
@@ -302,12 +260,13 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     K *out;
     {
         tile_job job = tile_job_of(d, coranks, searched, blockIdx.x);
-        tile_layout<K> l(src, job);
-        fetch_tile(in, l);
         la = (int)job.la;
         lb = (int)(job.cnt - job.la);
-        a_at = l.a_off;
-        b_at = l.b_at + l.b_off;
+        const K *slice[2] = { src + job.t.lo + job.a0, src + job.t.mid + job.b0 };
+        chunked_slices<K, 2> l(slice, { la, lb });
+        l.template fetch<THREADS>(in);
+        a_at = l.at[0];
+        b_at = l.at[1];
         out = dst + job.t.lo + job.t.k0;
     }
     __pipeline_commit();
