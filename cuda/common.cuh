@@ -400,37 +400,23 @@ __device__ inline tile_place place_tile(const pass_desc &d, int64_t g)
 
 /* ------------------------------------------------------------------ block I/O */
 
-/* Loads cnt keys into s: the first la from a, the rest from b. Coalesced (thread t
- * loads t, t + THREADS, ...), and every load is issued before the first store to
- * shared memory, so a thread has ITEMS loads in flight rather than one. */
+/* Loads cnt keys of a into s. Coalesced (thread t loads t, t + THREADS, ...), and
+ * every load is issued before the first store to shared memory, so a thread has
+ * ITEMS loads in flight rather than one. */
 template <typename K, int THREADS, int ITEMS>
-__device__ inline void load_two(K *s, const K *a, int64_t la, const K *b, int64_t cnt)
+__device__ inline void load_tile(K *s, const K *a, int64_t cnt)
 {
     K v[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++) {
         int64_t x = threadIdx.x + u * THREADS;
-        const K *p = x < la ? a + x : b + (x - la);
-        v[u] = x < cnt ? *p : K(0);
+        v[u] = x < cnt ? a[x] : K(0);
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; u++) {
         int64_t x = threadIdx.x + u * THREADS;
         if (x < cnt)
             s[x] = v[u];
-    }
-}
-
-/* The same, as asynchronous copies into shared memory (cp.async on sm_80 and
- * later): the caller commits the group and waits for it before reading s. */
-template <typename K, int THREADS, int ITEMS>
-__device__ inline void load_two_async(K *s, const K *a, int64_t la, const K *b, int64_t cnt)
-{
-#pragma unroll
-    for (int u = 0; u < ITEMS; u++) {
-        int64_t x = threadIdx.x + u * THREADS;
-        if (x < cnt)
-            __pipeline_memcpy_async(s + x, x < la ? a + x : b + (x - la), sizeof(K));
     }
 }
 

@@ -80,7 +80,7 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
     int64_t cnt = n - base < TILE ? n - base : TILE;
     const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
 
-    load_two<K, THREADS, ITEMS>(buf[0], src + base, cnt, src + base, cnt);
+    load_tile<K, THREADS, ITEMS>(buf[0], src + base, cnt);
     for (int x = (int)cnt + threadIdx.x; x < TILE; x += THREADS)
         buf[0][x] = pad;
     __syncthreads();
