@@ -81,6 +81,19 @@ cudaError_t gm_launch(bool dependent, void (*kernel)(P...), dim3 grid, dim3 bloc
             return gm_cuda_fail((st), gm_err_, (what));                         \
     } while (0)
 
+/* Sets attribute ATTR of KERNEL to value the first time a launcher asks (kernel
+ * attributes last for the process): the carve-out and the shared memory beyond
+ * 48 KB that the kernels' launchers need. */
+template <auto KERNEL, cudaFuncAttribute ATTR> int set_attribute_once(int value, gm_status *st)
+{
+    static bool done;
+    if (!done) {
+        GM_CUDA(cudaFuncSetAttribute(KERNEL, ATTR, value), st);
+        done = true;
+    }
+    return GM_OK;
+}
+
 /* ------------------------------------------------------------------ keys */
 
 /* The one co-rank and sequential merge, by key type (templates call these). */

@@ -118,9 +118,10 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     if (d.ntiles == 0)
         return GM_OK;
     size_t smem = circular_smem_bytes<K>();
-    GM_CUDA(cudaFuncSetAttribute(merge_circular_kernel<K>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-            st);
+    int rc = set_attribute_once<merge_circular_kernel<K>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, st);
+    if (rc)
+        return rc;
     GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K>,
               (unsigned)d.ntiles, tuning<K>::THREADS, smem, s, src, dst, d, coranks, mask);
     return GM_OK;

@@ -267,20 +267,16 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
     if (n == 0)
         return GM_OK;
     multi_desc d = multi_pass_desc<K>(n, run_len);
-    /* One kernel per direction: the merges' comparisons are compiled for it. */
+    /* One kernel per direction: the merges' comparisons are compiled for it. As
+     * the tiled kernel, all of L1 as shared memory. */
     auto kernel = mask == 0 ? merge_multi_kernel<K, false> : merge_multi_kernel<K, true>;
-    static bool carved; /* as the tiled kernel: all of L1 as shared memory */
-    if (!carved) {
-        GM_CUDA(cudaFuncSetAttribute(merge_multi_kernel<K, false>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     (int)cudaSharedmemCarveoutMaxShared),
-                st);
-        GM_CUDA(cudaFuncSetAttribute(merge_multi_kernel<K, true>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     (int)cudaSharedmemCarveoutMaxShared),
-                st);
-        carved = true;
-    }
+    constexpr cudaFuncAttribute carveout = cudaFuncAttributePreferredSharedMemoryCarveout;
+    int rc = mask == 0 ? set_attribute_once<merge_multi_kernel<K, false>, carveout>(
+                             (int)cudaSharedmemCarveoutMaxShared, st)
+                       : set_attribute_once<merge_multi_kernel<K, true>, carveout>(
+                             (int)cudaSharedmemCarveoutMaxShared, st);
+    if (rc)
+        return rc;
     int64_t samples = d.groups * WAYS * d.samples_per_run;
     GM_LAUNCH("multi_sample_kernel", st, false, multi_sample_kernel<K>,
               (unsigned)((samples + 255) / 256), 256, 0, s, src, d, mask, splits);

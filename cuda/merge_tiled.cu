@@ -290,14 +290,11 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
     /* All of the multiprocessor's L1 as shared memory: the resident blocks are
      * counted in shared memory (7 at 30 KB each for int32 keys on sm_90), never in
      * L1's use. */
-    static bool carved;
-    if (!carved) {
-        GM_CUDA(cudaFuncSetAttribute(merge_tiled_kernel<K>,
-                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     (int)cudaSharedmemCarveoutMaxShared),
-                st);
-        carved = true;
-    }
+    int rc = set_attribute_once<merge_tiled_kernel<K>,
+                                cudaFuncAttributePreferredSharedMemoryCarveout>(
+        (int)cudaSharedmemCarveoutMaxShared, st);
+    if (rc)
+        return rc;
     GM_LAUNCH("merge_tiled_kernel", st, d.dependent, merge_tiled_kernel<K>,
               (unsigned)d.ntiles, tuning<K>::TILED_THREADS, 0, s, src, dst, d, coranks, mask);
     return GM_OK;

@@ -139,14 +139,11 @@ int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, g
 {
     if (n == 0)
         return GM_OK;
-    static bool sized; /* once: the shared memory beyond the default 48 KB */
-    if (!sized) {
-        GM_CUDA(cudaFuncSetAttribute(block_sort_kernel<K>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)block_sort_smem<K>()),
-                st);
-        sized = true;
-    }
+    /* The shared memory beyond the default 48 KB. */
+    int rc = set_attribute_once<block_sort_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize>(
+        (int)block_sort_smem<K>(), st);
+    if (rc)
+        return rc;
     unsigned blocks = (unsigned)((n + tuning<K>::SORT_TILE - 1) / tuning<K>::SORT_TILE);
     GM_LAUNCH("block_sort_kernel", st, false, block_sort_kernel<K>, blocks,
               tuning<K>::SORT_THREADS, block_sort_smem<K>(), s, src, dst, n, mask);
