@@ -13,10 +13,10 @@
  *      sample's place in the merged output is known exactly once we know how many
  *      keys of each other run precede it: a binary search per run (upper bound in
  *      the runs before its own, lower bound in the runs after it: ties keep run
- *      order, so the merge is stable). Those four counts are a split of the four runs, and the number of
- *      samples before it is the sum of ceil(count / S) over the runs; so each
- *      sample writes its split straight into its place in a sorted list, with no
- *      sort of the samples.
+ *      order, so the merge is stable). Those four counts are a split of the four
+ *      runs, and the number of samples before it is the sum of ceil(count / S)
+ *      over the runs; so each sample writes its split straight into its place in
+ *      a sorted list, with no sort of the samples.
  *   2. Between two neighbouring samples of that list each run contributes at most S
  *      keys (or one of its samples would lie between them), so the output between
  *      any two neighbouring splits is at most 4 S keys, a chunk. Each block takes a

@@ -16,17 +16,6 @@
  */
 #include "common.cuh"
 
-/*
- * The co-rank (relative to the pair's a) of every tile's first output, a group of
- * LANES neighbouring threads per tile. Each round of core/corank.h's search costs a
- * load from global memory that the next round waits for; a group probes LANES
- * points per round side by side and agrees on the new interval with one ballot, so
- * a search over 2^23 keys takes 6 rounds with 32 lanes against 23 with one. More
- * lanes mean more loads in all, so the launcher gives small passes (few tiles,
- * where the chain's latency is the cost) many lanes and large ones (where the
- * pass's bandwidth is) the bracketed partition below: few lanes, over short
- * intervals.
- */
 /* The co-rank (relative to a) of output k of the merge of a and b, known to lie in
  * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
  * thread's place in the group); every lane of the group returns it. */
@@ -58,6 +47,17 @@ __device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid
     return corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo, hi, mask, lane);
 }
 
+/*
+ * The co-rank (relative to the pair's a) of every tile's first output, a group of
+ * LANES neighbouring threads per tile. Each round of core/corank.h's search costs a
+ * load from global memory that the next round waits for; a group probes LANES
+ * points per round side by side and agrees on the new interval with one ballot, so
+ * a search over 2^23 keys takes 6 rounds with 32 lanes against 23 with one. More
+ * lanes mean more loads in all, so the launcher gives small passes (few tiles,
+ * where the chain's latency is the cost) many lanes and large ones (where the
+ * pass's bandwidth is) the bracketed partition below: few lanes, over short
+ * intervals.
+ */
 template <typename K, int LANES>
 __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
                                  int64_t *__restrict__ coranks)
