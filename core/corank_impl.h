@@ -55,14 +55,23 @@ GM_HD void GM_FN(gm_corank_narrow)(GM_IDX *lo, GM_IDX *hi, int lanes, int f)
     *lo += step * f;
 }
 
+/* The search with one lane: a binary search. Its rounds are gm_corank_probe and
+ * gm_corank_narrow's with lanes = 1 (probe lo + step, step = (hi - lo + 1) / 2;
+ * past: hi = probe - 1, else lo = probe) written out, because the GPU's tiles run
+ * this loop more than any other: with the general pieces' division and products a
+ * round was 20 instructions in the block sort's machine code, now 16 (a third of
+ * that kernel's instructions are this loop's; bench/RESULTS.md). */
 GM_HD GM_IDX GM_FN(gm_corank)(GM_IDX k, const GM_KEY *a, GM_IDX m,
                                const GM_KEY *b, GM_IDX n, GM_KEY mask)
 {
     GM_IDX lo, hi;
     GM_FN(gm_corank_bounds)(k, m, n, &lo, &hi);
     while (lo < hi) {
-        GM_IDX i = GM_FN(gm_corank_probe)(lo, hi, 1, 0);
-        GM_FN(gm_corank_narrow)(&lo, &hi, 1, !GM_FN(gm_corank_past)(i, k, a, b, mask));
+        GM_IDX i = lo + ((hi - lo + 1) >> 1); /* hi - lo + 1 > 0: the shift halves it */
+        if (GM_FN(gm_corank_past)(i, k, a, b, mask))
+            hi = i - 1;
+        else
+            lo = i;
     }
     return lo;
 }
