@@ -488,25 +488,34 @@ template <typename K, int N> struct chunked_slices {
     }
 };
 
-/* Stores cnt keys from s (16-byte aligned) to out, coalesced: 16 bytes per thread
- * and store when out is 16-byte aligned too, else one key per store. The loops are
- * kept rolled: unrolled, their 16-byte values in flight cost the tiled kernel
- * twice its registers (and so half its resident blocks). */
+/* Stores s[shift, shift + cnt) to out[0, cnt), coalesced. s is 16-byte aligned;
+ * where out - shift is too, the keys go 16 bytes per thread and store, with the
+ * partial vectors at either end key by key; else all of them key by key. (A
+ * caller whose output may start anywhere stages its keys from shift = its
+ * misalignment, in keys, so that the stores can be vectors: merge_multi.cu.) The
+ * loops are kept rolled: unrolled, their 16-byte values in flight cost the tiled
+ * kernel twice its registers (and so half its resident blocks). */
 template <typename K, int THREADS, int ITEMS>
-__device__ inline void store_tile(K *out, const K *s, int cnt)
+__device__ inline void store_tile(K *out, const K *s, int cnt, int shift = 0)
 {
     constexpr int PER_VEC = 16 / sizeof(K);
-    int done = 0;
-    if (((uintptr_t)out & 15) == 0) {
-        int nvec = cnt / PER_VEC;
+    K *base = out - shift;
+    int end = shift + cnt, v0 = end, v1 = end; /* keys [v0, v1) go as vectors */
+    if (((uintptr_t)base & 15) == 0) {
+        v0 = (shift + PER_VEC - 1) / PER_VEC * PER_VEC;
+        v0 = v0 < end ? v0 : end;
+        v1 = end / PER_VEC * PER_VEC;
+        v1 = v1 > v0 ? v1 : v0;
 #pragma unroll 1
-        for (int v = threadIdx.x; v < nvec; v += THREADS)
-            ((int4 *)out)[v] = ((const int4 *)s)[v];
-        done = nvec * PER_VEC;
+        for (int v = v0 / PER_VEC + threadIdx.x; v < v1 / PER_VEC; v += THREADS)
+            ((int4 *)base)[v] = ((const int4 *)s)[v];
     }
 #pragma unroll 1
-    for (int x = done + threadIdx.x; x < cnt; x += THREADS)
-        out[x] = s[x];
+    for (int x = shift + threadIdx.x; x < v0; x += THREADS)
+        base[x] = s[x];
+#pragma unroll 1
+    for (int x = v1 + threadIdx.x; x < end; x += THREADS)
+        base[x] = s[x];
 }
 
 /*

@@ -229,10 +229,12 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
             merge_share<K, ITEMS, DESC>(in, c.slices.at[2], c.len[2], c.slices.at[3],
                                         c.len[3], (u - nx) * ITEMS, tmp + y_at);
         __syncthreads();
-        /* Level two: X with Y, staged in `in` (its slices are merged already). */
-        merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in);
+        /* Level two: X with Y, staged in `in` (its slices are merged already) from
+         * the chunk's misalignment in memory, so that the stores can be vectors. */
+        int shift = (int)(c.out % VEC);
+        merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in + shift);
         __syncthreads();
-        store_tile<K, THREADS, ITEMS>(dst + c.out, in, lx + ly);
+        store_tile<K, THREADS, ITEMS>(dst + c.out, in, lx + ly, shift);
         __syncthreads(); /* before the next chunk overwrites c and in */
         cur = next;
     }
