@@ -74,7 +74,7 @@ for tool in "${tools[@]}"; do
                         "$G" $op --device=gpu --kernel=${k} -o "$dir/out" $files \
                         2>"$dir/err"; then
                         echo "FAIL: $tool: $what (int$((32 + 32 * w)))"
-                        tail -20 "$dir/log" "$dir/err"
+                        tail -n 20 "$dir/log" "$dir/err"
                         fail=1
                         continue
                     fi
