@@ -3,7 +3,8 @@
  * merge kernel x key width x direction on sizes 0, 1, tile-1, tile, tile+1 and up to
  * 2^26, all keys equal, one side empty, disjoint ranges both ways, heavy duplicates,
  * int64 extremes and k-way merges; and the GPU merge sort on sizes around every tile
- * boundary, sorted, reverse sorted and few-valued inputs, with -r, -u and both.
+ * boundary, sorted, reverse sorted and few-valued inputs, with -r, -u and both. A
+ * merge and a sort of more than 2^31 keys run where the memory allows.
  *
  * Without a usable device every case is skipped with the reason (Criterion lists
  * them as skipped); GM_TEST_REQUIRE_GPU=1 turns that into a failure (make test-gpu).
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* sysconf */
 
 #include "../core/cpu.h"
 #include "../cuda/gpu.h"
@@ -221,6 +223,45 @@ Test(gpu, merge_large, .timeout = 900)
     merge_two(&r, 1 << 25, (1 << 25) - 1, DIST_FEW, GM_I64, GM_KERNEL_AUTO, 1, "2^26-1");
 }
 
+/* Past 2^31 keys: positions and tile indices must be 64-bit wherever they can
+ * pass 32 bits. Needs about 18 GB of device memory and 40 GB of host memory (the
+ * keys, the CPU's answer, the GPU's copy and scratch): skipped, saying so, where
+ * either is short. */
+static int64_t past_2_31(void)
+{
+    return ((int64_t)1 << 31) + 12421;
+}
+
+static void need_room_past_2_31(void)
+{
+    need_gpu();
+    if (small_only())
+        cr_skip_test("GM_TEST_SMALL: large sizes skipped");
+    gm_gpu_info info;
+    gm_status st;
+    gm_gpu_probe(&info, &st);
+    size_t keys = (size_t)past_2_31() * 4;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t host = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+    if (info.free_bytes < 2 * keys + ((size_t)1 << 30) || host < 5 * keys)
+        cr_skip_test("2^31 keys skipped: %zu MB free on the device, %zu MB of host memory; "
+                     "%zu and %zu needed",
+                     info.free_bytes >> 20, host >> 20, (2 * keys >> 20) + 1024, 5 * keys >> 20);
+}
+
+Test(gpu, merge_past_2_31_keys, .timeout = 1800)
+{
+    need_room_past_2_31();
+    rng r;
+    rng_seed(&r, 231);
+    int64_t n = past_2_31(), m = n / 2 + 999;
+    /* auto: the tiled kernel, once (with GM_KERNEL_TILED check_merge runs each of
+     * its partitions: minutes at this size) */
+    const gm_kernel each[] = { GM_KERNEL_BASIC, GM_KERNEL_AUTO, GM_KERNEL_CIRCULAR };
+    for (int ki = 0; ki < 3; ki++)
+        merge_two(&r, m, n - m, DIST_WIDE, GM_I32, each[ki], ki == 1, "past 2^31");
+}
+
 Test(gpu, merge_k_way, .timeout = 600)
 {
     need_gpu();
@@ -358,6 +399,14 @@ Test(gpu, sort_large, .timeout = 900)
     sort_case(&r, 1 << 26, DIST_WIDE, GM_I64, 0, 1, 1, GM_KERNEL_AUTO, "2^26");
     sort_case(&r, 12345678, DIST_FEW, GM_I32, 0, 0, 1, GM_KERNEL_CIRCULAR, "12345678 few");
     sort_case(&r, 9999999, DIST_WIDE, GM_I32, 0, 1, 0, GM_KERNEL_BASIC, "9999999");
+}
+
+Test(gpu, sort_past_2_31_keys, .timeout = 1800)
+{
+    need_room_past_2_31();
+    rng r;
+    rng_seed(&r, 232);
+    sort_case(&r, past_2_31(), DIST_WIDE, GM_I32, 0, 0, 0, GM_KERNEL_AUTO, "past 2^31");
 }
 
 Test(gpu, sort_size_sweep, .timeout = 600)
