@@ -60,7 +60,7 @@ GM_HD void GM_FN(gm_corank_narrow)(GM_IDX *lo, GM_IDX *hi, int lanes, int f)
  * past: hi = probe - 1, else lo = probe) written out, because the GPU's tiles run
  * this loop more than any other: with the general pieces' division and products a
  * round was 20 instructions in the block sort's machine code, now 16 (a third of
- * that kernel's instructions are this loop's; bench/RESULTS.md). */
+ * that kernel's instructions were this loop's; bench/RESULTS.md). */
 GM_HD GM_IDX GM_FN(gm_corank)(GM_IDX k, const GM_KEY *a, GM_IDX m,
                                const GM_KEY *b, GM_IDX n, GM_KEY mask)
 {

@@ -488,13 +488,14 @@ template <typename K, int N> struct chunked_slices {
     }
 };
 
-/* Stores s[shift, shift + cnt) to out[0, cnt), coalesced. s is 16-byte aligned;
- * where out - shift is too, the keys go 16 bytes per thread and store, with the
- * partial vectors at either end key by key; else all of them key by key. (A
- * caller whose output may start anywhere stages its keys from shift = its
- * misalignment, in keys, so that the stores can be vectors: merge_multi.cu.) The
- * loops are kept rolled: unrolled, their 16-byte values in flight cost the tiled
- * kernel twice its registers (and so half its resident blocks). */
+/* Stores s[shift, shift + cnt) to out[0, cnt), coalesced. s is 16-byte aligned,
+ * and out - shift lies in out's array; where out - shift is 16-byte aligned too,
+ * the keys go 16 bytes per thread and store, with the partial vectors at either
+ * end key by key; else all of them key by key. (A caller whose output may start
+ * anywhere stages its keys from shift = its misalignment, in keys, so that the
+ * stores can be vectors: merge_multi.cu.) The loops are kept rolled: unrolled,
+ * their 16-byte values in flight cost the tiled kernel twice its registers (and
+ * so half its resident blocks). */
 template <typename K, int THREADS, int ITEMS>
 __device__ inline void store_tile(K *out, const K *s, int cnt, int shift = 0)
 {

@@ -172,8 +172,9 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     constexpr int TILE = tuning<K>::MULTI_TILE, VEC = 16 / sizeof(K);
     /* The slices' chunks (TILE + 2 (VEC - 1) keys a slice at most), then room for
      * merge_items's reads past a slice; the staging tile of the second level
-     * reuses it. */
+     * reuses it, from a shift below VEC (its threads write up to TILE keys). */
     constexpr int BUF = (TILE + 2 * WAYS * VEC + ITEMS + VEC) / VEC * VEC;
+    static_assert(BUF >= TILE + VEC, "the staging tile fits after its shift");
     /* X and Y, Y starting at a multiple of ITEMS; each thread writes ITEMS keys. */
     constexpr int TMP = (TILE + 2 * ITEMS + VEC) / VEC * VEC;
     __shared__ __align__(16) K in[BUF];

@@ -224,7 +224,7 @@ Test(gpu, merge_large, .timeout = 900)
 }
 
 /* Past 2^31 keys: positions and tile indices must be 64-bit wherever they can
- * pass 32 bits. Needs about 18 GB of device memory and 40 GB of host memory (the
+ * pass 32 bits. Needs about 18 GB of device memory and 43 GB of host memory (the
  * keys, the CPU's answer, the GPU's copy and scratch): skipped, saying so, where
  * either is short. */
 static int64_t past_2_31(void)
@@ -245,7 +245,7 @@ static void need_room_past_2_31(void)
     size_t host = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
     if (info.free_bytes < 2 * keys + ((size_t)1 << 30) || host < 5 * keys)
         cr_skip_test("2^31 keys skipped: %zu MB free on the device, %zu MB of host memory; "
-                     "%zu and %zu needed",
+                     "%zu MB and %zu MB needed",
                      info.free_bytes >> 20, host >> 20, (2 * keys >> 20) + 1024, 5 * keys >> 20);
 }
 
