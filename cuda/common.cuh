@@ -496,7 +496,7 @@ template <typename K, int N> struct chunked_slices {
  * stores can be vectors: merge_multi.cu.) The loops are kept rolled: unrolled,
  * their 16-byte values in flight cost the tiled kernel twice its registers (and
  * so half its resident blocks). */
-template <typename K, int THREADS, int ITEMS>
+template <typename K, int THREADS>
 __device__ inline void store_tile(K *out, const K *s, int cnt, int shift = 0)
 {
     constexpr int PER_VEC = 16 / sizeof(K);

@@ -32,7 +32,7 @@ merge_basic_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d, 
         merge_seq(a, m, b, n, i, k - i, stage + threadIdx.x * ITEMS, count, mask);
     }
     __syncthreads();
-    store_tile<K, THREADS, ITEMS>(dst + t.lo + t.k0, stage, t.k1 - t.k0);
+    store_tile<K, THREADS>(dst + t.lo + t.k0, stage, t.k1 - t.k0);
 }
 
 template <typename K>

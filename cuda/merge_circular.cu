@@ -93,7 +93,7 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
             merge_tile<K, ITEMS, true>(ring_a, a_at, ta, b_at, (int)cnt - ta, stage);
         __syncthreads();
 
-        store_tile<K, THREADS, ITEMS>(dst + t.lo + c, stage, cnt);
+        store_tile<K, THREADS>(dst + t.lo + c, stage, cnt);
         a_cur += ta;
         b_cur += cnt - ta;
         /* stage is next written after the next iteration's first barrier, by which

@@ -235,7 +235,7 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         int shift = (int)(c.out % VEC);
         merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in + shift);
         __syncthreads();
-        store_tile<K, THREADS, ITEMS>(dst + c.out, in, lx + ly, shift);
+        store_tile<K, THREADS>(dst + c.out, in, lx + ly, shift);
         __syncthreads(); /* before the next chunk overwrites c and in */
         cur = next;
     }

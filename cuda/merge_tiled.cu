@@ -278,7 +278,7 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     else
         merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage);
     __syncthreads();
-    store_tile<K, THREADS, ITEMS>(out, stage, la + lb);
+    store_tile<K, THREADS>(out, stage, la + lb);
 }
 
 template <typename K>

@@ -115,7 +115,7 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
         __syncthreads();
         s ^= 1;
     }
-    store_tile<K, THREADS, ITEMS>(dst + base, buf[s], cnt);
+    store_tile<K, THREADS>(dst + base, buf[s], cnt);
 }
 
 template <typename K> constexpr size_t block_sort_smem()
