@@ -278,15 +278,14 @@ static void tuning_from_environment()
         l == -1 || l == 1 || l == 2 || l == 4 || l == 8 || l == 32 ? l : 0;
 }
 
+/* A merge of nruns runs with kernel `used` (never AUTO). */
 template <typename K>
 static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
-                        gm_kernel kernel, gm_gpu_times *times, gm_status *st)
+                        gm_kernel used, gm_gpu_times *times, gm_status *st)
 {
     tuning_from_environment();
     int64_t n = keys->n;
     K mask = reverse ? (K)-1 : (K)0;
-    gm_kernel used = resolve(kernel, n, keys->width);
-    times->kernel_used = used;
     device_job<K> job;
     int64_t *d_meta = nullptr; /* each pass's run boundaries and first tiles */
     int rc = job.start(keys, coranks_needed<K>(n, nruns), (size_t)(4 * nruns + 8) * 8, st);
@@ -325,12 +324,13 @@ extern "C" int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, in
     if (rc)
         return rc;
     memset(times, 0, sizeof *times);
-    times->kernel_used = resolve(kernel, keys->n, keys->width);
+    gm_kernel used = resolve(kernel, keys->n, keys->width);
+    times->kernel_used = used;
     if (keys->n == 0 || nruns <= 1)
         return GM_OK;
     return keys->width == GM_I32
-               ? merge_on_gpu<int32_t>(keys, offsets, nruns, reverse, kernel, times, st)
-               : merge_on_gpu<int64_t>(keys, offsets, nruns, reverse, kernel, times, st);
+               ? merge_on_gpu<int32_t>(keys, offsets, nruns, reverse, used, times, st)
+               : merge_on_gpu<int64_t>(keys, offsets, nruns, reverse, used, times, st);
 }
 
 /* ------------------------------------------------------------------ sort */
@@ -386,16 +386,13 @@ template <typename K> int64_t sort_scratch_entries(int64_t n)
     return two > four ? two : four;
 }
 
+/* A sort whose passes use kernel `used` (never AUTO). */
 template <typename K>
-static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
                        gm_gpu_times *times, gm_status *st)
 {
     int64_t n = keys->n;
     K mask = reverse ? (K)-1 : (K)0;
-    /* The sort's passes merge many pairs at once: the tiled kernel was fastest at
-     * every size measured, so that is what auto means here. */
-    gm_kernel used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
-    times->kernel_used = used;
     tuning_from_environment();
     device_job<K> job;
     int rc = job.start(keys, sort_scratch_entries<K>(n), 64u << 20, st);
@@ -432,11 +429,14 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
     if (rc)
         return rc;
     memset(times, 0, sizeof *times);
-    times->kernel_used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
+    /* The sort's passes merge many pairs at once: the tiled kernel was fastest at
+     * every size measured, so that is what auto means here. */
+    gm_kernel used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
+    times->kernel_used = used;
     if (keys->n == 0)
         return GM_OK;
-    return keys->width == GM_I32 ? sort_on_gpu<int32_t>(keys, reverse, unique, kernel, times, st)
-                                 : sort_on_gpu<int64_t>(keys, reverse, unique, kernel, times, st);
+    return keys->width == GM_I32 ? sort_on_gpu<int32_t>(keys, reverse, unique, used, times, st)
+                                 : sort_on_gpu<int64_t>(keys, reverse, unique, used, times, st);
 }
 
 /* ------------------------------------------------------------------ tables */
