@@ -263,12 +263,41 @@ template <typename K> static void bench_merge(int lg)
     row("merge", "thrust::merge", lg, bits, time_median(thrust_run), bytes, copy_s, n, ok);
 }
 
+/* A sort on the device: n random keys (from seed) in d_src, kept; the two buffers
+ * sort_on_device works in (d_a, filled from d_src by refresh) and its scratch.
+ * Freed with it. */
+template <typename K> struct sort_input {
+    int64_t n;
+    K *d_src, *d_a, *d_b;
+    int64_t *d_cor;
+
+    sort_input(int64_t n_, uint64_t seed) : n(n_)
+    {
+        d_src = device_keys<K>(n);
+        d_a = device_keys<K>(n);
+        d_b = device_keys<K>(n);
+        fill<K>(d_src, n, seed);
+        CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
+    }
+    ~sort_input()
+    {
+        CHECK(cudaFree(d_src));
+        CHECK(cudaFree(d_a));
+        CHECK(cudaFree(d_b));
+        CHECK(cudaFree(d_cor));
+    }
+    void refresh()
+    {
+        CHECK(cudaMemcpyAsync(d_a, d_src, n * sizeof(K), cudaMemcpyDeviceToDevice));
+    }
+};
+
 template <typename K> static void bench_sort(int lg)
 {
     int64_t n = (int64_t)1 << lg;
     int bits = (int)sizeof(K) * 8;
-    K *d_src = device_keys<K>(n), *d_a = device_keys<K>(n), *d_b = device_keys<K>(n);
-    fill<K>(d_src, n, 777 + lg);
+    sort_input<K> in(n, 777 + lg);
+    K *d_src = in.d_src, *d_a = in.d_a, *d_b = in.d_b;
     std::vector<K> want(n), scratch(n);
     CHECK(cudaMemcpy(want.data(), d_src, n * sizeof(K), cudaMemcpyDeviceToHost));
     gm_keys hk = { want.data(), n, sizeof(K) == 4 ? GM_I32 : GM_I64 };
@@ -278,13 +307,9 @@ template <typename K> static void bench_sort(int lg)
         memcpy(want.data(), hk.data, n * sizeof(K));
 
     /* Every run sorts a fresh copy: the copy is timed apart and subtracted. */
-    auto refresh = [&] {
-        CHECK(cudaMemcpyAsync(d_a, d_src, n * sizeof(K), cudaMemcpyDeviceToDevice));
-    };
+    auto refresh = [&] { in.refresh(); };
     double copy_s = time_median(refresh);
 
-    int64_t *d_cor;
-    CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
     const gm_kernel kernels[3] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
     for (gm_kernel k : kernels) {
         gm_status st;
@@ -292,7 +317,7 @@ template <typename K> static void bench_sort(int lg)
         int passes = 0;
         auto run = [&] {
             refresh();
-            if (sort_on_device<K>(d_a, d_b, n, (K)0, k, d_cor, &out, &passes, 0, &st)) {
+            if (sort_on_device<K>(d_a, d_b, n, (K)0, k, in.d_cor, &out, &passes, 0, &st)) {
                 fprintf(stderr, "%s\n", st.msg);
                 exit(1);
             }
@@ -347,11 +372,6 @@ template <typename K> static void bench_sort(int lg)
     th_run();
     ok = same(d_a, want);
     row("sort", "thrust::sort", lg, bits, time_median(th_run) - copy_s, 0, 0, n, ok);
-
-    CHECK(cudaFree(d_src));
-    CHECK(cudaFree(d_a));
-    CHECK(cudaFree(d_b));
-    CHECK(cudaFree(d_cor));
 }
 
 /* Where a sort's time goes: the block sort and each merge pass of one real sort
@@ -362,10 +382,7 @@ template <typename K> static void bench_stages(int lg)
 {
     int64_t n = (int64_t)1 << lg;
     int bits = (int)sizeof(K) * 8;
-    K *d_src = device_keys<K>(n), *d_a = device_keys<K>(n), *d_b = device_keys<K>(n);
-    fill<K>(d_src, n, 31337 + lg);
-    int64_t *d_cor;
-    CHECK(cudaMalloc(&d_cor, sort_scratch_entries<K>(n) * sizeof(int64_t)));
+    sort_input<K> in(n, 31337 + lg);
     if (getenv("GM_SORT_WAYS"))
         gm_device_tuning.sort_ways = atoi(getenv("GM_SORT_WAYS"));
     sort_trace trace;
@@ -376,9 +393,9 @@ template <typename K> static void bench_stages(int lg)
     K *out = nullptr;
     int passes = 0;
     for (int rep = 0; rep < WARMUP + REPEAT; rep++) {
-        CHECK(cudaMemcpy(d_a, d_src, n * sizeof(K), cudaMemcpyDeviceToDevice));
-        if (sort_on_device<K>(d_a, d_b, n, (K)0, GM_KERNEL_TILED, d_cor, &out, &passes, 0, &st,
-                              &trace)) {
+        in.refresh();
+        if (sort_on_device<K>(in.d_a, in.d_b, n, (K)0, GM_KERNEL_TILED, in.d_cor, &out, &passes,
+                              0, &st, &trace)) {
             fprintf(stderr, "%s\n", st.msg);
             exit(1);
         }
@@ -412,10 +429,6 @@ template <typename K> static void bench_stages(int lg)
     printf("  total %9.1f us, %.2f G keys/s\n", total * 1e6, n / total * 1e-9);
     for (cudaEvent_t e : trace.marks)
         CHECK(cudaEventDestroy(e));
-    CHECK(cudaFree(d_src));
-    CHECK(cudaFree(d_a));
-    CHECK(cudaFree(d_b));
-    CHECK(cudaFree(d_cor));
 }
 
 /* --kernel=auto's table: the three kernels over a range of sizes. */
