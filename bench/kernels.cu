@@ -454,7 +454,7 @@ template <typename K> static void bench_lanes(int lg)
     int64_t n = (int64_t)1 << lg;
     merge_input<K> in(n, 4242 + lg, true);
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
-           (long long)((n + tuning<K>::TILED_TILE - 1) / tuning<K>::TILED_TILE));
+           (long long)((n + tuning<K>::TILED_SPAN - 1) / tuning<K>::TILED_SPAN));
     /* -1: no partition, blocks search; 2: the bracketed partition */
     for (int lanes : { -1, 1, 2, 4, 8, 32 }) {
         gm_device_tuning.partition_lanes = lanes;

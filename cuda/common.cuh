@@ -144,6 +144,57 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
     return gm_corank_i64_t(k, a, m, b, n, mask);
 }
 
+/* The search's probe and narrowing by position type: 64-bit positions in global
+ * memory, 32-bit ones in shared memory (the same pieces of core/corank.h). */
+__host__ __device__ inline int64_t corank_probe(int64_t lo, int64_t hi, int lanes, int l)
+{
+    return gm_corank_probe_i64(lo, hi, lanes, l);
+}
+__host__ __device__ inline int corank_probe(int lo, int hi, int lanes, int l)
+{
+    return gm_corank_probe_i32_t(lo, hi, lanes, l);
+}
+__host__ __device__ inline void corank_narrow(int64_t *lo, int64_t *hi, int lanes, int f)
+{
+    gm_corank_narrow_i64(lo, hi, lanes, f);
+}
+__host__ __device__ inline void corank_narrow(int *lo, int *hi, int lanes, int f)
+{
+    gm_corank_narrow_i32_t(lo, hi, lanes, f);
+}
+__host__ __device__ inline int corank_past(int i, int k, const int32_t *a, const int32_t *b,
+                                           int32_t mask)
+{
+    return gm_corank_past_i32_t(i, k, a, b, mask);
+}
+__host__ __device__ inline int corank_past(int i, int k, const int64_t *a, const int64_t *b,
+                                           int64_t mask)
+{
+    return gm_corank_past_i64_t(i, k, a, b, mask);
+}
+
+/* The co-rank (relative to a) of output k of the merge of a and b, known to lie in
+ * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
+ * thread's place in the group); every lane of the group returns it. Positions are
+ * of type I: int64_t for the partition kernels (merge_tiled.cu), which search
+ * global memory, int for the circular kernel, which searches its rings. */
+template <typename K, int LANES, typename I>
+__device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, K mask, int lane)
+{
+    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
+    const unsigned group =
+        LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
+    while (lo < hi) {
+        I i = corank_probe(lo, hi, LANES, lane);
+        bool past = i > hi || corank_past(i, k, a, b, mask);
+        /* Probes rise with the lane and "past" with the probe: the lanes not past
+         * are a prefix of the group. */
+        int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
+        corank_narrow(&lo, &hi, LANES, f);
+    }
+    return lo;
+}
+
 /* ------------------------------------------------------------------ tuning */
 
 /*
@@ -155,11 +206,16 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
  *   ITEMS    keys each thread merges per tile; odd, so the staging writes of a warp
  *            (thread t writes from t * ITEMS) fall in distinct shared-memory banks
  *   TILE     keys per tile of the basic and circular kernels = THREADS * ITEMS
- *   TILED_THREADS, TILED_TILE  the tiled kernel's block: GM_TILED_SCALE times as
+ *   TILED_ROUNDS, TILED_SPAN  the tiled kernel's block merges TILED_SPAN keys (the
+ *            tile of its passes, with one partition entry each): TILED_ROUNDS
+ *            rounds of TILED_TILE keys through one staging tile
+ *   TILED_THREADS, TILED_TILE  the tiled kernel's block: GM_*_TILED_SCALE times as
  *            many threads, ITEMS keys each
  *   SORT_TILE the block sort's tile, GM_SORT_SCALE basic tiles, a whole number of
  *            tiled tiles too, so every sort run is a whole number of merge tiles
- *   RING     the circular kernel's ring per input: a power of two >= TILE
+ *   CIRC_THREADS, CIRC_ITEMS, CIRC_TILE  the circular kernel's block and tile; its
+ *            shared memory is five tiles (two doubled rings and a staging tile), and
+ *            must fit the 64 KB a block may have on sm_75
  *   TILED_MIN_BLOCKS  resident tiled blocks per multiprocessor the compiler must
  *            allow for (caps registers: 8 blocks of 256 threads = 32 registers)
  *
@@ -169,9 +225,9 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
  * keys per thread so its tile has about the same bytes (256 x 7: 646 us at 2^27).
  * With 32 registers either way, shared memory decides how many blocks are
  * resident (two tiles' worth per block), and larger blocks pay the per-tile
- * costs (the tile's description, the barriers) over more keys. The basic and
- * circular kernels keep 128 x 15: the circular kernel's rings for a 256 x 15
- * tile would pass the 64 KB of shared memory a block has on sm_75.
+ * costs (the tile's description, the barriers) over more keys. The basic kernel
+ * keeps 128 x 15. The circular kernel (merge_circular.cu): see its GM_*_CIRC_*
+ * below.
  */
 #ifndef GM_I32_THREADS /* -D overrides are for tuning experiments (bench/tune.sh) */
 #define GM_I32_THREADS 128
@@ -185,8 +241,41 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #ifndef GM_I64_ITEMS
 #define GM_I64_ITEMS 7
 #endif
-#ifndef GM_TILED_SCALE
-#define GM_TILED_SCALE 2
+/* The circular kernel's block, five tiles of shared memory. From bench/tune.sh
+ * variants on an H200 (2^28 int32 / 2^27 int64 keys merged): 128 x 15 / 128 x 11 in
+ * 858 / 717 us, 256 x 11 / 256 x 5 in 873 / 821, 128 x 23 / 128 x 7 in 948 / 722,
+ * 256 x 7 / 256 x 3 in 999 / 986. */
+#ifndef GM_I32_CIRC_THREADS
+#define GM_I32_CIRC_THREADS 128
+#endif
+#ifndef GM_I32_CIRC_ITEMS
+#define GM_I32_CIRC_ITEMS 15
+#endif
+#ifndef GM_I64_CIRC_THREADS
+#define GM_I64_CIRC_THREADS 128
+#endif
+#ifndef GM_I64_CIRC_ITEMS
+#define GM_I64_CIRC_ITEMS 11
+#endif
+/* The tiled kernel's block: SCALE basic blocks of threads, merging ROUNDS tiles of
+ * theirs (through one staging tile, so that a block's shared memory is ROUNDS + 1
+ * tiles). From bench/tune.sh variants on an H200, 2^28 int32 / 2^27 int64 keys
+ * merged: scale 2, one round (256 threads, as before rounds) 589.8 / 615.1 us;
+ * scale 1, two rounds 590.9 / 596.7; scale 2, two rounds 601.0 / 595.9; scale 1,
+ * four rounds 629.6 / 603.9. Two rounds of half the threads hold half the staging
+ * tile, and so more blocks; spans of more keys (fewer partition entries) did not
+ * pay for themselves. */
+#ifndef GM_I32_TILED_SCALE
+#define GM_I32_TILED_SCALE 2
+#endif
+#ifndef GM_I32_TILED_ROUNDS
+#define GM_I32_TILED_ROUNDS 1
+#endif
+#ifndef GM_I64_TILED_SCALE
+#define GM_I64_TILED_SCALE 1
+#endif
+#ifndef GM_I64_TILED_ROUNDS
+#define GM_I64_TILED_ROUNDS 2
 #endif
 #ifndef GM_TILED_MIN_BLOCKS
 #define GM_TILED_MIN_BLOCKS 8
@@ -227,9 +316,9 @@ __host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const
 #ifndef GM_MULTI_GAPS
 #define GM_MULTI_GAPS 32
 #endif
-/* The four-way pass's block: the tiled block folded into FOLD times fewer threads
- * with FOLD times the keys each (and one more, to keep ITEMS odd): fewer co-rank
- * searches per key, fewer threads to hide latency. Samples: every run is sampled
+/* The four-way pass's block: 256 threads (two basic blocks) folded into FOLD times
+ * fewer threads with FOLD times the keys each (and one more, to keep ITEMS odd):
+ * fewer co-rank searches per key, fewer threads to hide latency. Samples: every run is sampled
  * OVERSAMPLE times per quarter tile (finer samples fill the chunks better, and
  * cost more searches). From `kernels 28 stages` variants on an H200 (2^28 int32,
  * 2^27 int64 sorts): int32 keys 256 x 15 in 11.38 ms, 128 x 31 in 12.29;
@@ -249,26 +338,35 @@ constexpr int gm_pow2_at_least(int x)
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
 }
 /* The table's shape for one key type, from its basic block (THREADS x ITEMS). */
-template <int THREADS_, int ITEMS_, int MULTI_FOLD> struct tuning_shape {
+template <int THREADS_, int ITEMS_, int MULTI_FOLD, int CIRC_THREADS_, int CIRC_ITEMS_,
+          int TILED_SCALE, int TILED_ROUNDS_>
+struct tuning_shape {
     static constexpr int THREADS = THREADS_, ITEMS = ITEMS_;
     static constexpr int TILE = THREADS * ITEMS;
-    static constexpr int RING = gm_pow2_at_least(TILE);
-    static constexpr int TILED_THREADS = THREADS * GM_TILED_SCALE;
+    static constexpr int CIRC_THREADS = CIRC_THREADS_, CIRC_ITEMS = CIRC_ITEMS_;
+    static constexpr int CIRC_TILE = CIRC_THREADS * CIRC_ITEMS;
+    static constexpr int TILED_THREADS = THREADS * TILED_SCALE;
     static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
+    static constexpr int TILED_ROUNDS = TILED_ROUNDS_;
+    static constexpr int TILED_SPAN = TILED_TILE * TILED_ROUNDS;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
-    static constexpr int MULTI_THREADS = TILED_THREADS / MULTI_FOLD;
+    static constexpr int MULTI_THREADS = 2 * THREADS / MULTI_FOLD; /* 256 folded */
     static constexpr int MULTI_ITEMS = ITEMS * MULTI_FOLD + MULTI_FOLD - 1;
     static constexpr int MULTI_TILE = MULTI_THREADS * MULTI_ITEMS;
     static constexpr int MULTI_MIN_BLOCKS = GM_TILED_MIN_BLOCKS * MULTI_FOLD;
     static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
     static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
-    static_assert(SORT_TILE % TILED_TILE == 0, "sort runs are whole tiled tiles");
+    static_assert(SORT_TILE % TILED_SPAN == 0, "sort runs are whole tiled tiles");
 };
 template <typename K> struct tuning;
 template <>
-struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS, GM_I32_MULTI_FOLD> {};
+struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS, GM_I32_MULTI_FOLD,
+                                       GM_I32_CIRC_THREADS, GM_I32_CIRC_ITEMS,
+                                       GM_I32_TILED_SCALE, GM_I32_TILED_ROUNDS> {};
 template <>
-struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI_FOLD> {};
+struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI_FOLD,
+                                       GM_I64_CIRC_THREADS, GM_I64_CIRC_ITEMS,
+                                       GM_I64_TILED_SCALE, GM_I64_TILED_ROUNDS> {};
 
 /* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we
  * build for. __launch_bounds__ minimums are capped by it. */
@@ -283,7 +381,9 @@ struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI
 /* Per-device part of the table (gpu.cu fills it in once). */
 struct device_tuning {
     int sm_count;
-    int circular_blocks_per_sm; /* resident blocks of the circular kernel */
+    int circular_blocks_per_sm[2]; /* resident blocks of the circular kernel, int32 and
+                                      int64 keys */
+    int circular_blocks;           /* > 0: the circular kernel's grid, forced (tests) */
     int partition_lanes;        /* 0: by the number of tiles (partition_lanes_for); else
                                    1, 4, 8 or 32 lanes a tile, 2: bracketed, or -1: no
                                    partition kernel, each tiled block searches for
@@ -550,17 +650,19 @@ __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int p
 }
 
 /* The heart of every tiled kernel: in s, a holds la keys from a_at and b holds lb
- * keys from b_at; thread t finds the co-rank of output t * ITEMS and merges the next
- * ITEMS outputs into stage (TILE keys). The caller synchronizes before and after,
- * and leaves s readable up to b_at + lb and a_at + la + ITEMS (see merge_items). */
+ * keys from b_at; thread t finds the co-rank of output k0 + t * ITEMS and merges the
+ * next ITEMS outputs into stage (TILE keys from output k0 on). The caller
+ * synchronizes before and after, and leaves s readable up to b_at + lb and a_at + la
+ * + ITEMS (see merge_items). */
 template <typename K, int ITEMS, bool DESC>
 __device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_at, int lb,
-                                           K *stage)
+                                           K *stage, int k0 = 0)
 {
-    int k = threadIdx.x * ITEMS;
+    int k = k0 + threadIdx.x * ITEMS;
     if (k < la + lb) {
         int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
-        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, stage + k);
+        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb,
+                                    stage + (k - k0));
     }
 }
 

@@ -75,7 +75,8 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
             probe_info.cc_minor = prop.minor;
             cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
             gm_device_tuning.sm_count = prop.multiProcessorCount;
-            gm_device_tuning.circular_blocks_per_sm = circular_occupancy<int32_t>();
+            gm_device_tuning.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+            gm_device_tuning.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
             gm_device_tuning.dependent_launch =
                 prop.major >= 9 && !getenv("GM_NO_DEPENDENT_LAUNCH");
             probe_rc = GM_OK;
@@ -202,7 +203,7 @@ static gm_kernel resolve(gm_kernel k, int64_t n, gm_width w)
 template <typename K> static int64_t kernel_tile(gm_kernel kernel, int64_t n)
 {
     return kernel == GM_KERNEL_CIRCULAR ? circular_segment<K>(n)
-           : kernel == GM_KERNEL_TILED  ? (int64_t)tuning<K>::TILED_TILE
+           : kernel == GM_KERNEL_TILED  ? (int64_t)tuning<K>::TILED_SPAN
                                         : (int64_t)tuning<K>::TILE;
 }
 
@@ -264,9 +265,10 @@ template <typename K> static int64_t coranks_needed(int64_t n, int64_t npairs_ma
 /* ------------------------------------------------------------------ merge */
 
 /* Choices the size would make, forced, so that the tests and the sanitizers reach
- * every path on small inputs: GM_SORT_WAYS=2 or 4 (sort_pass_ways), and
+ * every path on small inputs: GM_SORT_WAYS=2 or 4 (sort_pass_ways),
  * GM_PARTITION_LANES=-1, 1, 2, 4, 8 or 32 (the tiled kernel's partition:
- * merge_tiled.cu; -1 none, 2 bracketed). */
+ * merge_tiled.cu; -1 none, 2 bracketed), and GM_CIRCULAR_BLOCKS=N (the circular
+ * kernel's blocks in all, so that each walks a segment of many tiles). */
 static void tuning_from_environment()
 {
     const char *ways = getenv("GM_SORT_WAYS");
@@ -276,6 +278,9 @@ static void tuning_from_environment()
     int l = lanes ? atoi(lanes) : 0;
     gm_device_tuning.partition_lanes =
         l == -1 || l == 1 || l == 2 || l == 4 || l == 8 || l == 32 ? l : 0;
+    const char *blocks = getenv("GM_CIRCULAR_BLOCKS");
+    int b = blocks ? atoi(blocks) : 0;
+    gm_device_tuning.circular_blocks = b > 0 ? b : 0;
 }
 
 /* A merge of nruns runs with kernel `used` (never AUTO). */
@@ -444,7 +449,9 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
 extern "C" int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)
 {
     if (kernel == GM_KERNEL_TILED)
-        return width == GM_I32 ? tuning<int32_t>::TILED_TILE : tuning<int64_t>::TILED_TILE;
+        return width == GM_I32 ? tuning<int32_t>::TILED_SPAN : tuning<int64_t>::TILED_SPAN;
+    if (kernel == GM_KERNEL_CIRCULAR)
+        return width == GM_I32 ? tuning<int32_t>::CIRC_TILE : tuning<int64_t>::CIRC_TILE;
     return width == GM_I32 ? tuning<int32_t>::TILE : tuning<int64_t>::TILE;
 }
 

@@ -9,103 +9,168 @@
  * book's translator notes, how far each input has been *loaded* must be tracked
  * apart from how far it has been *consumed*; here a_loaded and a_cur (and b_...).
  *
- * The ring is stored twice over (key g at g mod R and at g mod R + R), so the
- * unconsumed window, at most R keys starting anywhere, is always one contiguous
- * array: the one co-rank and sequential merge of core/corank.h run on it unchanged,
- * where the book needs circular variants of both.
+ * Why it pays: the partition searches global memory once per segment, not once per
+ * tile (the tiled kernel's partition at 2^28 keys makes 70 000 searches, chains of
+ * scattered loads that cost about a tenth of the merge's time); the rest is how
+ * well the walk keeps memory busy. Where the book's loop loads, then merges, this
+ * one starts the loads that refill the rings for the next tile as soon as the
+ * tile's co-rank is known, holds them in registers while it merges, and writes them
+ * into the slots the tile consumed after the merge: each ring holds exactly the
+ * next TILE keys of its input (a window: the most a tile can take from it), and the
+ * refill is exactly the tile's size, one load per thread per key of the tile.
+ *
+ * The ring is stored twice over (key g at slot g mod R and at that plus R), so the
+ * window, R keys starting anywhere, is always one contiguous array: the one co-rank
+ * and the sequential merge of core/corank.h run on it unchanged, where the book
+ * needs circular variants of both.
  */
 #include "common.cuh"
 
-/* Loads keys [from, to) of x into the doubled ring, ITEMS loads in flight per
- * thread before any is stored. */
-template <typename K>
-__device__ inline void fill_ring(K *ring, const K *__restrict__ x, int64_t from, int64_t to)
-{
-    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int R = tuning<K>::RING;
-    for (int64_t base = from; base < to; base += THREADS * ITEMS) {
-        K v[ITEMS];
+/* A refill of the rings: the keys j = threadIdx.x + u * THREADS (u < ITEMS) of
+ * a[0, na) followed by b[0, nb) (na + nb <= THREADS * ITEMS), loaded into registers
+ * by load() and written into the rings by store(), the loads' latency in between.
+ * Each thread's keys sit at fixed offsets from two pointers (or slots), so an item
+ * costs two predicated loads (or stores) and no address arithmetic of its own. */
+template <typename K, int THREADS, int ITEMS, int R> struct ring_refill {
+    K v[ITEMS];
+
+    __device__ void load(const K *__restrict__ a, int na, const K *__restrict__ b, int nb)
+    {
+        const int t = threadIdx.x;
+        const K *pa = a + t, *pb = b + (t - na);
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
-            int64_t g = base + threadIdx.x + u * THREADS;
-            v[u] = g < to ? x[g] : K(0);
+            int j = t + u * THREADS;
+            K x = K(0);
+            if (j < na)
+                x = pa[u * THREADS];
+            else if (j < na + nb)
+                x = pb[u * THREADS];
+            v[u] = x;
         }
+    }
+
+    /* a's keys go to the slots from ra on of the rings at s (ring_a: s[0, 2R)), b's
+     * from rb on (ring_b: s[2R, 4R)); ra, rb < R; each key into its slot and the
+     * slot's double. */
+    __device__ void store(K *s, int ra, int rb, int na, int nb) const
+    {
+        const int t = threadIdx.x;
+        const int sa = ra + t, sb = rb + (t - na);
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
-            int64_t g = base + threadIdx.x + u * THREADS;
-            if (g < to) {
-                int r = (int)(g & (R - 1));
-                ring[r] = v[u];
-                ring[r + R] = v[u];
+            int j = t + u * THREADS;
+            if (j < na + nb) {
+                bool in_a = j < na;
+                int r = (in_a ? sa : sb) + u * THREADS; /* < 2R */
+                r = (r >= R ? r - R : r) + (in_a ? 0 : 2 * R);
+                s[r] = v[u];
+                s[r + R] = v[u];
             }
         }
     }
-}
+};
 
 template <typename K> constexpr size_t circular_smem_bytes()
 {
-    return (4 * (size_t)tuning<K>::RING + tuning<K>::TILE) * sizeof(K);
+    return 5 * (size_t)tuning<K>::CIRC_TILE * sizeof(K);
+}
+
+/* Resident blocks of the circular kernel per multiprocessor its __launch_bounds__
+ * allows for: what its shared memory lets an sm_90 multiprocessor hold (228 KB, 1 KB
+ * of it reserved per block), at least one. */
+template <typename K> constexpr int circular_min_blocks()
+{
+    return (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024)) > 0
+               ? (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024))
+               : 1;
 }
 
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::THREADS)
+__global__ void __launch_bounds__(tuning<K>::CIRC_THREADS,
+                                  GM_MIN_BLOCKS(circular_min_blocks<K>(), tuning<K>::CIRC_THREADS))
 merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                       const int64_t *__restrict__ coranks, K mask)
 {
-    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::TILE, R = tuning<K>::RING;
-    static_assert((R & (R - 1)) == 0 && R >= TILE, "the ring is a power of two >= TILE");
+    constexpr int THREADS = tuning<K>::CIRC_THREADS, ITEMS = tuning<K>::CIRC_ITEMS;
+    constexpr int TILE = tuning<K>::CIRC_TILE, R = TILE;
     extern __shared__ __align__(16) unsigned char smem[];
     K *ring_a = (K *)smem, *ring_b = ring_a + 2 * R, *stage = ring_b + 2 * R;
     gm_after_previous();
 
     tile_place t = place_tile(d, blockIdx.x); /* t.k0..t.k1: this block's segment */
-    const K *a = src + t.lo, *b = src + t.mid;
     int64_t a_cur = coranks[t.g];
     int64_t a_end = t.last_of_pair ? t.mid - t.lo : coranks[t.g + 1];
     int64_t b_cur = t.k0 - a_cur, b_end = t.k1 - a_end;
-    int64_t a_loaded = a_cur, b_loaded = b_cur;
+    /* The windows: la keys of a from slot ra of ring_a, lb of b from slot rb of
+     * ring_b; TILE each, or fewer once the rest of the segment's slice is in. Then
+     * where the next refill of each comes from, and how many keys it has left. */
+    int la = (int)(a_end - a_cur < TILE ? a_end - a_cur : TILE);
+    int lb = (int)(b_end - b_cur < TILE ? b_end - b_cur : TILE);
+    int ra = 0, rb = 0;
+    const K *a_next = src + t.lo + a_cur + la, *b_next = src + t.mid + b_cur + lb;
+    int64_t a_left = a_end - a_cur - la, b_left = b_end - b_cur - lb;
+    {
+        ring_refill<K, THREADS, ITEMS, R> f;
+        f.load(a_next - la, la, b_next, 0);
+        f.store(ring_a, 0, 0, la, 0);
+        f.load(a_next, 0, b_next - lb, lb);
+        f.store(ring_a, 0, 0, 0, lb);
+    }
+    __syncthreads();
 
-    for (int64_t c = t.k0; c < t.k1; c += TILE) {
-        int64_t cnt = t.k1 - c < TILE ? t.k1 - c : TILE;
-        /* Refill each ring up to R unconsumed keys (or the end of the slice). */
-        int64_t a_fill = a_cur + R < a_end ? a_cur + R : a_end;
-        int64_t b_fill = b_cur + R < b_end ? b_cur + R : b_end;
-        fill_ring(ring_a, a, a_loaded, a_fill);
-        fill_ring(ring_b, b, b_loaded, b_fill);
-        a_loaded = a_fill;
-        b_loaded = b_fill;
-        __syncthreads();
-
-        /* The windows: contiguous thanks to the doubled ring. */
-        const K *wa = ring_a + (a_cur & (R - 1)), *wb = ring_b + (b_cur & (R - 1));
-        int la = (int)(a_loaded - a_cur), lb = (int)(b_loaded - b_cur);
+    const int lane = threadIdx.x & 31;
+    K *out = dst + t.lo + t.k0;
+    for (int64_t left = t.k1 - t.k0; left > 0; left -= TILE, out += TILE) {
+        int cnt = (int)(left < TILE ? left : TILE);
         /* This tile is the merge of the first ta keys of a's window and the first
-         * cnt - ta of b's (every thread finds ta: the same reads, broadcast). */
-        int ta = corank_tile((int)cnt, wa, la, wb, lb, mask);
-        /* Both windows as offsets into smem, where ring_b follows ring_a: reads past
-         * a's window land in ring_b, and past b's (at most R - 1 + R + 1 keys from
+         * cnt - ta of b's; each warp finds ta, 32 lanes probing side by side. */
+        int lo, hi;
+        gm_corank_bounds_i32_t(cnt, la, lb, &lo, &hi);
+        int ta = corank_by_group_in<K, 32>(ring_a + ra, ring_b + rb, cnt, lo, hi, mask, lane);
+        int tb = cnt - ta;
+        /* The refill: as many keys as the tile takes from each input (a window cut
+         * short by the end of its slice has nothing left to load). */
+        int na = (int)(a_left < ta ? a_left : ta), nb = (int)(b_left < tb ? b_left : tb);
+        ring_refill<K, THREADS, ITEMS, R> f;
+        f.load(a_next, na, b_next, nb);
+
+        /* Both windows as offsets into smem, where ring_b follows ring_a: merge_items's
+         * reads past a's slice land in ring_b, and past b's (slot rb + tb <= 2R - 1 of
          * ring_b) stay inside it, none of it written during the merge. */
-        int a_at = (int)(wa - ring_a), b_at = (int)(wb - ring_a);
         if (mask == 0)
-            merge_tile<K, ITEMS, false>(ring_a, a_at, ta, b_at, (int)cnt - ta, stage);
+            merge_tile<K, ITEMS, false>(ring_a, ra, ta, 2 * R + rb, tb, stage);
         else
-            merge_tile<K, ITEMS, true>(ring_a, a_at, ta, b_at, (int)cnt - ta, stage);
+            merge_tile<K, ITEMS, true>(ring_a, ra, ta, 2 * R + rb, tb, stage);
         __syncthreads();
 
-        store_tile<K, THREADS>(dst + t.lo + c, stage, cnt);
-        a_cur += ta;
-        b_cur += cnt - ta;
-        /* stage is next written after the next iteration's first barrier, by which
-         * time every thread has stored its part. */
+        store_tile<K, THREADS>(out, stage, cnt);
+        /* The refill lands in the slots the tile consumed: a full window of R keys
+         * ends where it starts (and one cut short gets no refill). */
+        int wa = ra + la, wb = rb + lb;
+        f.store(ring_a, wa >= R ? wa - R : wa, wb >= R ? wb - R : wb, na, nb);
+        __syncthreads();
+
+        ra += ta;
+        ra -= ra >= R ? R : 0;
+        rb += tb;
+        rb -= rb >= R ? R : 0;
+        la += na - ta;
+        lb += nb - tb;
+        a_next += na;
+        b_next += nb;
+        a_left -= na;
+        b_left -= nb;
     }
 }
 
 template <typename K> int64_t circular_segment(int64_t n)
 {
     const device_tuning &dt = gm_device_tuning;
-    int64_t blocks = (int64_t)dt.sm_count * (dt.circular_blocks_per_sm > 0 ? dt.circular_blocks_per_sm : 1);
-    int64_t tile = tuning<K>::TILE;
+    int per_sm = dt.circular_blocks_per_sm[sizeof(K) == 8];
+    int64_t blocks = dt.circular_blocks > 0 ? dt.circular_blocks
+                                            : (int64_t)dt.sm_count * (per_sm > 0 ? per_sm : 1);
+    int64_t tile = tuning<K>::CIRC_TILE;
     int64_t seg = (n + blocks - 1) / blocks;
     seg = (seg + tile - 1) / tile * tile;
     return seg > tile ? seg : tile;
@@ -120,10 +185,14 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     size_t smem = circular_smem_bytes<K>();
     int rc = set_attribute_once<merge_circular_kernel<K>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, st);
+    if (!rc) /* all of L1 as shared memory, as for the tiled kernel */
+        rc = set_attribute_once<merge_circular_kernel<K>,
+                                cudaFuncAttributePreferredSharedMemoryCarveout>(
+            (int)cudaSharedmemCarveoutMaxShared, st);
     if (rc)
         return rc;
     GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K>,
-              (unsigned)d.ntiles, tuning<K>::THREADS, smem, s, src, dst, d, coranks, mask);
+              (unsigned)d.ntiles, tuning<K>::CIRC_THREADS, smem, s, src, dst, d, coranks, mask);
     return GM_OK;
 }
 
@@ -135,7 +204,7 @@ template <typename K> int circular_occupancy()
     if (cudaFuncSetAttribute(merge_circular_kernel<K>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K>,
-                                                      tuning<K>::THREADS, smem) != cudaSuccess)
+                                                      tuning<K>::CIRC_THREADS, smem) != cudaSuccess)
         return 1;
     return blocks > 0 ? blocks : 1;
 }

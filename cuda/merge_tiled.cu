@@ -16,28 +16,7 @@
  */
 #include "common.cuh"
 
-/* The co-rank (relative to a) of output k of the merge of a and b, known to lie in
- * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
- * thread's place in the group); every lane of the group returns it. */
-template <typename K, int LANES>
-__device__ inline int64_t corank_by_group_in(const K *a, const K *b, int64_t k, int64_t lo,
-                                             int64_t hi, K mask, int lane)
-{
-    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
-    const unsigned group =
-        LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
-    while (lo < hi) {
-        int64_t i = gm_corank_probe_i64(lo, hi, LANES, lane);
-        bool past = i > hi || corank_past(i, k, a, b, mask);
-        /* Probes rise with the lane and "past" with the probe: the lanes not past
-         * are a prefix of the group. */
-        int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
-        gm_corank_narrow_i64(&lo, &hi, LANES, f);
-    }
-    return lo;
-}
-
-/* The same over the whole of the pair at lo, mid, hi. */
+/* corank_by_group_in (common.cuh) over the whole of the pair at lo, mid, hi. */
 template <typename K, int LANES>
 __device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
                                           int64_t k, K mask, int lane)
@@ -211,9 +190,11 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
 }
 
 /*
- * One tile per block. Several blocks are resident on each multiprocessor (32
- * registers a thread; shared memory for two tiles a block), so while some wait
- * for their slices others merge: the occupancy hides the memory latency. (A
+ * One tile of the pass (a span: TILED_ROUNDS tiles of TILE keys) per block: its
+ * slices loaded at once, then merged TILE outputs at a time through the staging
+ * tile. Several blocks are resident on each multiprocessor (32 registers a thread;
+ * shared memory for ROUNDS + 1 tiles a block), so while some wait for their slices
+ * others merge: the occupancy hides the memory latency. (A
  * persistent version that fetched its next tile while merging the current one
  * was slower, 61% of copy bandwidth at 2^28 keys against 69% then: its extra
  * state cost occupancy.) On an H200 this kernel moves 2^28 int32 keys at 82.6%
@@ -231,11 +212,12 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
 {
     constexpr int THREADS = tuning<K>::TILED_THREADS, ITEMS = tuning<K>::ITEMS;
     constexpr int TILE = tuning<K>::TILED_TILE, VEC = chunked_slices<K, 2>::VEC;
-    /* The slices' chunks (TILE + 4 VEC keys at most), then room for merge_items to
+    constexpr int ROUNDS = tuning<K>::TILED_ROUNDS, SPAN = tuning<K>::TILED_SPAN;
+    /* The slices' chunks (SPAN + 4 VEC keys at most), then room for merge_items to
      * read up to ITEMS keys past the end of a slice. */
-    constexpr int BUF = (TILE + 4 * VEC + ITEMS + VEC) / VEC * VEC;
+    constexpr int BUF = (SPAN + 4 * VEC + ITEMS + VEC) / VEC * VEC;
     __shared__ __align__(16) K in[BUF];
-    __shared__ __align__(16) K stage[TILE]; /* the merged tile */
+    __shared__ __align__(16) K stage[TILE]; /* a round's merged keys */
     gm_after_previous();
 
     /* Without a partition (coranks null), warps 0 and 1 find the co-ranks of the
@@ -273,12 +255,18 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     __pipeline_wait_prior(0);
     __syncthreads();
 
-    if (mask == 0)
-        merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage);
-    else
-        merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage);
-    __syncthreads();
-    store_tile<K, THREADS>(out, stage, la + lb);
+    /* The span's outputs TILE at a time through the staging tile. */
+#pragma unroll 1
+    for (int r = 0, k0 = 0; r < ROUNDS && k0 < la + lb; r++, k0 += TILE) {
+        if (r > 0)
+            __syncthreads(); /* the last round's keys are stored */
+        if (mask == 0)
+            merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage, k0);
+        else
+            merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage, k0);
+        __syncthreads();
+        store_tile<K, THREADS>(out + k0, stage, la + lb - k0 < TILE ? la + lb - k0 : TILE);
+    }
 }
 
 template <typename K>

@@ -6,7 +6,7 @@
 # the sanitizer), and its output is checked against GNU sort too.
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: SAN_KERNELS (default "basic tiled tiled4 tiledb circular"), SAN_SEED
+#        env: SAN_KERNELS (default "basic tiled tiled4 tiledb circular circular3"), SAN_SEED
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 SAN=${SANITIZER:-compute-sanitizer}
@@ -47,11 +47,13 @@ for tool in "${tools[@]}"; do
     # tiled4: the sort with --kernel=tiled and its four-way passes forced
     # (GM_SORT_WAYS=4; by size they start at 256 MB of keys); tiledb: --kernel=tiled
     # with the bracketed partition forced (GM_PARTITION_LANES=2; by size it starts
-    # at 8193 tiles).
-    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb circular}; do
-        ways="" lanes=""
+    # at 8193 tiles); circular3: --kernel=circular with three blocks
+    # (GM_CIRCULAR_BLOCKS=3), so that each walks many tiles.
+    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb circular circular3}; do
+        ways="" lanes="" blocks=""
         [ $kernel = tiled4 ] && ways=4
         [ $kernel = tiledb ] && lanes=2
+        [ $kernel = circular3 ] && blocks=3
         for w in 0 1; do
             for dirn in up down; do
                 r=""
@@ -62,14 +64,17 @@ for tool in "${tools[@]}"; do
                     [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
                     k=${kernel%4}
                     k=${k%b}
+                    k=${k%3}
                     what="gpumerge $op --kernel=$k"
                     [ -n "$ways" ] && what="GM_SORT_WAYS=$ways $what"
                     [ -n "$lanes" ] && what="GM_PARTITION_LANES=$lanes $what"
+                    [ -n "$blocks" ] && what="GM_CIRCULAR_BLOCKS=$blocks $what"
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
                     # The result goes to a file (-o) and the sanitizer's report to a
                     # log, so neither can be mistaken for the other.
                     rm -f "$dir/out"
-                    if ! GM_SORT_WAYS=$ways GM_PARTITION_LANES=$lanes "$SAN" --tool "$tool" \
+                    if ! GM_SORT_WAYS=$ways GM_PARTITION_LANES=$lanes GM_CIRCULAR_BLOCKS=$blocks \
+                        "$SAN" --tool "$tool" \
                         --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
                         "$G" $op --device=gpu --kernel=${k} -o "$dir/out" $files \
                         2>"$dir/err"; then

@@ -110,32 +110,48 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
     return k;
 }
 
-/* Merges the runs on the GPU with kernel and on the CPU, and compares. */
-/* With the tiled kernel the merge runs once per way of finding its tiles' co-ranks
- * (GM_PARTITION_LANES, cuda/gpu.cu): as the size picks, each block by itself (-1),
- * bracketed (2) and one lane a tile (1); the sizes here would pick only some. */
+/* Merges the runs on the GPU with kernel and on the CPU, and compares. Some kernels
+ * run once per forced setting (cuda/gpu.cu's tuning_from_environment), since the
+ * sizes here would reach only some of their paths: the tiled kernel per way of
+ * finding its tiles' co-ranks (GM_PARTITION_LANES: as the size picks, each block by
+ * itself -1, bracketed 2, one lane a tile 1), the circular kernel with its usual
+ * grid and with three blocks (GM_CIRCULAR_BLOCKS=3), whose segments then span many
+ * tiles and so many turns of the rings. */
+struct forced {
+    const char *var, *value;
+};
+static const struct forced tiled_forced[] = { { NULL, NULL },
+                                              { "GM_PARTITION_LANES", "-1" },
+                                              { "GM_PARTITION_LANES", "2" },
+                                              { "GM_PARTITION_LANES", "1" } };
+static const struct forced circular_forced[] = { { NULL, NULL }, { "GM_CIRCULAR_BLOCKS", "3" } };
+static const struct forced no_forced[] = { { NULL, NULL } };
+
 static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
                         int reverse, const char *what)
 {
-    static const char *partitions[] = { NULL, "-1", "2", "1" };
+    const struct forced *forced = kernel == GM_KERNEL_TILED      ? tiled_forced
+                                  : kernel == GM_KERNEL_CIRCULAR ? circular_forced
+                                                                 : no_forced;
+    int tries = kernel == GM_KERNEL_TILED ? 4 : kernel == GM_KERNEL_CIRCULAR ? 2 : 1;
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
     void *scratch = malloc(bytes);
     gm_keys want = { malloc(bytes), k.n, k.width };
     memcpy(want.data, k.data, (size_t)k.n * (size_t)k.width);
     gm_cpu_merge_runs(&want, &scratch, offsets, nruns, reverse, 8);
-    int tries = kernel == GM_KERNEL_TILED ? 4 : 1;
     for (int i = 0; i < tries; i++) {
         gm_keys gpu = { malloc(bytes), k.n, k.width };
         memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
         gm_gpu_times t;
         gm_status st;
-        if (partitions[i])
-            setenv("GM_PARTITION_LANES", partitions[i], 1);
+        if (forced[i].var)
+            setenv(forced[i].var, forced[i].value, 1);
         int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
-        unsetenv("GM_PARTITION_LANES");
+        if (forced[i].var)
+            unsetenv(forced[i].var);
         char msg[200];
-        snprintf(msg, sizeof msg, "%s (partition %s)", what,
-                 partitions[i] ? partitions[i] : "by size");
+        snprintf(msg, sizeof msg, "%s (%s=%s)", what, forced[i].var ? forced[i].var : "forced",
+                 forced[i].var ? forced[i].value : "none");
         cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
         assert_same_keys(gpu.data, want.data, k.n, k.width, msg);
         free(gpu.data);
