@@ -287,7 +287,9 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  * with 8, 53.8 with 4, 57.3 with one or bracketed, 59.5 with 32; past that many
  * lanes cost bandwidth the merge needs, and from 2^26 (17477 tiles) bracketed is
  * best: 2^28 merged in 591 us against 614 with one lane (the fastest before it),
- * 2^27 int64 in 615 against 642. int64 keys measured the same. */
+ * 2^27 int64 in 615 against 642. int64 keys measured the same. Measured again with
+ * the bracketed partition's one lane a tile (same tool, later): 2^24 51.4 us with 8
+ * lanes, 56.8 bracketed; 2^26 161.9 bracketed, 165.8 with one lane, 180.8 with 8. */
 /* Up to this many tiles the tiled kernel's blocks find their own co-ranks (two
  * warps of 32 lanes each), with no partition kernel before them: a launch and a
  * round trip saved, against a search every block waits for. From `kernels 28

@@ -54,46 +54,63 @@ __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
 }
 
 /*
- * The partition of large passes, bracketed: a block of 128 threads finds the
- * co-ranks of BRACKET_TILES neighbouring tiles. Its first two warps, 32 lanes each,
- * find those of its first tile and of the next block's first tile; within one pair
- * co-ranks rise with the output, so every tile of the block between them has its
- * co-rank between theirs. The block's tiles then search, two lanes each, over that
- * bracket (about BRACKET_TILES tiles wide) instead of the whole pair: fewer rounds,
- * and loads that fall in the same few hundred kilobytes, which the L2 cache keeps.
+ * The partition of large passes, bracketed: a block of BRACKET_TILES threads finds
+ * the co-ranks of as many neighbouring tiles. Its first threads, BRACKET_END_LANES
+ * for each, find those of its first tile and of the next block's first tile; within
+ * one pair co-ranks rise with the output, so every tile of the block between them
+ * has its co-rank between theirs. Each tile then searches, one lane, over that
+ * bracket (about BRACKET_TILES tiles wide) instead of the whole pair.
+ *
+ * At these sizes the partition is bound by memory, not by its rounds' latency: its
+ * loads are scattered 32-byte sectors (`ncu`, 2^28 int32 keys: 135 MB read from
+ * DRAM in 59 us, 47% of the DRAM's throughput, a quarter of it hits in L2), so the
+ * fewest loads win over the fewest rounds: a lane a tile (two loads a round, where
+ * two lanes make four for log 3 instead of log 2 of the interval), few lanes for
+ * the bracket's ends, and brackets short enough that the ends' searches are few.
  */
 #ifndef GM_BRACKET_TILES /* -D overrides are for tuning experiments (bench/tune.sh) */
-#define GM_BRACKET_TILES 64
+#define GM_BRACKET_TILES 32
 #endif
 #ifndef GM_BRACKET_LANES
-#define GM_BRACKET_LANES 2
+#define GM_BRACKET_LANES 1
 #endif
-/* 64 tiles of two lanes measured best (bench/tune.sh variants on an H200, 2^28 int32
- * merged in 591 us; 128 x 2 591, 256 x 2 594, 32 x 4 605, 64 x 4 602, 128 x 4 605;
- * 2^27 int64: 615, 616, 622, 632, 628, 633 us). */
+#ifndef GM_BRACKET_END_LANES
+#define GM_BRACKET_END_LANES 4
+#endif
+/* bench/tune.sh variants on an H200, 2^28 int32 / 2^27 int64 keys merged (two runs
+ * each, tiles x lanes, lanes for the ends): 32 x 1, 4 in 578.0-579.3 / 585.5 us; 32
+ * x 1, 2 in 581.0 / 586.6; 32 x 1, 1 in 583.0 / 588.0; 64 x 1, 8 in 580.1 / 586.8;
+ * 64 x 1, 32 in 581.8 / 588.5; 128 x 1, 8 in 583.1 / 591.2; 16 x 1, 4 in 586.8 /
+ * 591.4; 64 x 2, 32 (the best before, as measured then: 128 x 2 591, 256 x 2 594,
+ * 32 x 4 605, 64 x 4 602, 128 x 4 605) in 590.4 / 597.0. */
 constexpr int BRACKET_TILES = GM_BRACKET_TILES, BRACKET_LANES = GM_BRACKET_LANES;
-static_assert(BRACKET_TILES * BRACKET_LANES >= 64 && BRACKET_TILES * BRACKET_LANES <= 1024,
-              "the first two warps find the bracket");
+constexpr int BRACKET_END_LANES = GM_BRACKET_END_LANES;
+static_assert(BRACKET_TILES * BRACKET_LANES >= 2 * BRACKET_END_LANES &&
+                  BRACKET_TILES * BRACKET_LANES <= 1024,
+              "the block's first threads find the bracket");
 
 template <typename K>
 __global__ void __launch_bounds__(BRACKET_TILES *BRACKET_LANES)
 partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
                            int64_t *__restrict__ coranks)
 {
-    __shared__ int64_t bracket[2], bracket_pair[2]; /* co-rank, and its pair's lo */
+    /* The bracket's ends: co-rank, output (relative to the pair), and the pair's lo. */
+    __shared__ int64_t bracket[2], bracket_k[2], bracket_pair[2];
     gm_after_previous();
     int64_t g0 = (int64_t)blockIdx.x * BRACKET_TILES;
     int64_t g1 = g0 + BRACKET_TILES < d.ntiles ? g0 + BRACKET_TILES : d.ntiles;
-    int w = threadIdx.x / 32;
+    int w = threadIdx.x / BRACKET_END_LANES, lane = threadIdx.x % BRACKET_END_LANES;
     if (w < 2) {
-        int64_t g = w == 0 ? g0 : g1, i = 0, pair = -1;
+        int64_t g = w == 0 ? g0 : g1, i = 0, k = 0, pair = -1;
         if (g < d.ntiles) {
             tile_place t = place_tile(d, g);
-            i = corank_by_group<K, 32>(src, t.lo, t.mid, t.hi, t.k0, mask, threadIdx.x & 31);
+            i = corank_by_group<K, BRACKET_END_LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane);
+            k = t.k0;
             pair = t.lo;
         }
-        if ((threadIdx.x & 31) == 0) {
+        if (lane == 0) {
             bracket[w] = i;
+            bracket_k[w] = k;
             bracket_pair[w] = pair;
         }
     }
@@ -104,10 +121,20 @@ partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
     tile_place t = place_tile(d, g);
     int64_t lo, hi;
     gm_corank_bounds_i64(t.k0, t.mid - t.lo, t.hi - t.mid, &lo, &hi);
-    if (t.lo == bracket_pair[0] && bracket[0] > lo)
-        lo = bracket[0];
-    if (t.lo == bracket_pair[1] && bracket[1] < hi)
-        hi = bracket[1];
+    /* Along the output both co-ranks rise, a's and b's (k - i): past the bracket's
+     * first end a has taken at least its keys there and b too, so i is at least
+     * that end's and at most it plus the outputs between; before the other end,
+     * the same the other way round. */
+    if (t.lo == bracket_pair[0]) {
+        lo = lo > bracket[0] ? lo : bracket[0];
+        int64_t most = bracket[0] + (t.k0 - bracket_k[0]);
+        hi = hi < most ? hi : most;
+    }
+    if (t.lo == bracket_pair[1]) {
+        hi = hi < bracket[1] ? hi : bracket[1];
+        int64_t least = bracket[1] - (bracket_k[1] - t.k0);
+        lo = lo > least ? lo : least;
+    }
     int64_t i = corank_by_group_in<K, BRACKET_LANES>(src + t.lo, src + t.mid, t.k0, lo, hi, mask,
                                                      threadIdx.x % BRACKET_LANES);
     if (threadIdx.x % BRACKET_LANES == 0)
