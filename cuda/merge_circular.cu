@@ -81,9 +81,8 @@ template <typename K> constexpr size_t circular_smem_bytes()
  * of it reserved per block), at least one. */
 template <typename K> constexpr int circular_min_blocks()
 {
-    return (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024)) > 0
-               ? (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024))
-               : 1;
+    constexpr int blocks = (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024));
+    return blocks > 0 ? blocks : 1;
 }
 
 template <typename K>

@@ -117,7 +117,7 @@ partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
     __syncthreads();
     int64_t g = g0 + threadIdx.x / BRACKET_LANES;
     if (g >= g1)
-        return; /* both lanes of a tile leave together */
+        return; /* a tile's lanes leave together */
     tile_place t = place_tile(d, g);
     int64_t lo, hi;
     gm_corank_bounds_i64(t.k0, t.mid - t.lo, t.hi - t.mid, &lo, &hi);
@@ -221,14 +221,14 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
  * slices loaded at once, then merged TILE outputs at a time through the staging
  * tile. Several blocks are resident on each multiprocessor (32 registers a thread;
  * shared memory for ROUNDS + 1 tiles a block), so while some wait for their slices
- * others merge: the occupancy hides the memory latency. (A
- * persistent version that fetched its next tile while merging the current one
- * was slower, 61% of copy bandwidth at 2^28 keys against 69% then: its extra
- * state cost occupancy.) On an H200 this kernel moves 2^28 int32 keys at 82.6%
- * of a device-to-device copy; what it took to get there, from 60%: a merge that
- * keeps each input's next key in a register (merge_items), and a store loop
- * kept rolled, which halved the registers the compiler wanted and ended the
- * spills at the 32-register cap (bench/RESULTS.md).
+ * others merge: the occupancy hides the memory latency. (A persistent version that
+ * fetched its next tile while merging the current one was slower, 61% of copy
+ * bandwidth at 2^28 keys against 69% then: its extra state cost occupancy.) On an
+ * H200 this kernel moves 2^28 int32 keys at 82.6% of a device-to-device copy; what
+ * it took to get there, from 60%: a merge that keeps each input's next key in a
+ * register (merge_items), and a store loop kept rolled, which halved the registers
+ * the compiler wanted and ended the spills at the 32-register cap
+ * (bench/RESULTS.md).
  */
 template <typename K>
 __global__ void __launch_bounds__(tuning<K>::TILED_THREADS,

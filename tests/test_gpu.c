@@ -130,10 +130,14 @@ static const struct forced no_forced[] = { { NULL, NULL } };
 static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
                         int reverse, const char *what)
 {
-    const struct forced *forced = kernel == GM_KERNEL_TILED      ? tiled_forced
-                                  : kernel == GM_KERNEL_CIRCULAR ? circular_forced
-                                                                 : no_forced;
-    int tries = kernel == GM_KERNEL_TILED ? 4 : kernel == GM_KERNEL_CIRCULAR ? 2 : 1;
+    const struct forced *forced;
+    int tries;
+    if (kernel == GM_KERNEL_TILED)
+        forced = tiled_forced, tries = (int)(sizeof tiled_forced / sizeof tiled_forced[0]);
+    else if (kernel == GM_KERNEL_CIRCULAR)
+        forced = circular_forced, tries = (int)(sizeof circular_forced / sizeof circular_forced[0]);
+    else
+        forced = no_forced, tries = 1;
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
     void *scratch = malloc(bytes);
     gm_keys want = { malloc(bytes), k.n, k.width };
