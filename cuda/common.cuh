@@ -208,7 +208,8 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  *   TILE     keys per tile of the basic and circular kernels = THREADS * ITEMS
  *   TILED_ROUNDS, TILED_SPAN  the tiled kernel's block merges TILED_SPAN keys (the
  *            tile of its passes, with one partition entry each): TILED_ROUNDS
- *            rounds of TILED_TILE keys through one staging tile
+ *            rounds of TILED_TILE keys through one staging tile (one round: staged
+ *            in place)
  *   TILED_THREADS, TILED_TILE  the tiled kernel's block: GM_*_TILED_SCALE times as
  *            many threads, ITEMS keys each
  *   SORT_TILE the block sort's tile, GM_SORT_SCALE basic tiles, a whole number of
@@ -226,7 +227,7 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  * With 32 registers either way, shared memory decides how many blocks are
  * resident (two tiles' worth per block), and larger blocks pay the per-tile
  * costs (the tile's description, the barriers) over more keys. The basic kernel
- * keeps 128 x 15. The circular kernel (merge_circular.cu): see its GM_*_CIRC_*
+ * keeps 128 x ITEMS. The circular kernel (merge_circular.cu): see its GM_*_CIRC_*
  * below.
  */
 #ifndef GM_I32_THREADS /* -D overrides are for tuning experiments (bench/tune.sh) */
@@ -259,12 +260,15 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #endif
 /* The tiled kernel's block: SCALE basic blocks of threads, merging ROUNDS tiles of
  * theirs (through one staging tile, so that a block's shared memory is ROUNDS + 1
- * tiles). From bench/tune.sh variants on an H200, 2^28 int32 / 2^27 int64 keys
- * merged: scale 2, one round (256 threads, as before rounds) 589.8 / 615.1 us;
- * scale 1, two rounds 590.9 / 596.7; scale 2, two rounds 601.0 / 595.9; scale 1,
- * four rounds 629.6 / 603.9. Two rounds of half the threads hold half the staging
- * tile, and so more blocks; spans of more keys (fewer partition entries) did not
- * pay for themselves. */
+ * tiles; one round stages in place, so one tile). From bench/tune.sh variants on an
+ * H200, 2^28 int32 / 2^27 int64 keys merged: scale 2, one round (256 threads, as
+ * before rounds) 589.8 / 615.1 us; scale 1, two rounds 590.9 / 596.7; scale 2, two
+ * rounds 601.0 / 595.9; scale 1, four rounds 629.6 / 603.9. Two rounds of half the
+ * threads hold half the staging tile, and so more blocks; spans of more keys (fewer
+ * partition entries) did not pay for themselves. Later, with one round staged in
+ * place (bench/RESULTS.md): int32 scale 2 575 us against 578 staged; scale 4 (512
+ * threads, half the partition entries) 576; int64 scale 2, one round in place 587
+ * against 585 as here. */
 #ifndef GM_I32_TILED_SCALE
 #define GM_I32_TILED_SCALE 2
 #endif
@@ -665,6 +669,28 @@ __device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_a
         int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
         merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb,
                                     stage + (k - k0));
+    }
+}
+
+/* merge_tile for a whole tile (k0 = 0) with the merged keys staged where the inputs
+ * were: each thread merges its ITEMS outputs into registers and, once every thread
+ * has read its inputs, writes them to s[t * ITEMS, ...), so output k of the tile
+ * lands at s[k]. It synchronizes inside, so every thread of the block calls it;
+ * the caller synchronizes before the merged keys are read. */
+template <typename K, int ITEMS, bool DESC>
+__device__ __forceinline__ void merge_tile_in_place(K *s, int a_at, int la, int b_at, int lb)
+{
+    int k = threadIdx.x * ITEMS;
+    K r[ITEMS];
+    if (k < la + lb) {
+        int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
+        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, r);
+    }
+    __syncthreads();
+    if (k < la + lb) {
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++)
+            s[k + u] = r[u];
     }
 }
 

@@ -220,7 +220,7 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
  * One tile of the pass (a span: TILED_ROUNDS tiles of TILE keys) per block: its
  * slices loaded at once, then merged TILE outputs at a time through the staging
  * tile. Several blocks are resident on each multiprocessor (32 registers a thread;
- * shared memory for ROUNDS + 1 tiles a block), so while some wait for their slices
+ * shared memory for the span, and a staging tile when ROUNDS > 1), so while some wait for their slices
  * others merge: the occupancy hides the memory latency. (A persistent version that
  * fetched its next tile while merging the current one was slower, 61% of copy
  * bandwidth at 2^28 keys against 69% then: its extra state cost occupancy.) On an
@@ -243,8 +243,14 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     /* The slices' chunks (SPAN + 4 VEC keys at most), then room for merge_items to
      * read up to ITEMS keys past the end of a slice. */
     constexpr int BUF = (SPAN + 4 * VEC + ITEMS + VEC) / VEC * VEC;
+    /* A span of one round stages its merged keys where its slices were (see
+     * merge_tile_in_place): no second tile of shared memory, so more blocks fit
+     * (8 of 256 threads against 7 for int32 keys: 2^28 keys merged 1% faster). A
+     * span of several rounds stages each through a tile of its own, since the
+     * slices' keys the later rounds need are still in place. */
+    constexpr bool IN_PLACE = ROUNDS == 1;
     __shared__ __align__(16) K in[BUF];
-    __shared__ __align__(16) K stage[TILE]; /* a round's merged keys */
+    __shared__ __align__(16) K stage[IN_PLACE ? 1 : TILE]; /* a round's merged keys */
     gm_after_previous();
 
     /* Without a partition (coranks null), warps 0 and 1 find the co-ranks of the
@@ -282,17 +288,26 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     __pipeline_wait_prior(0);
     __syncthreads();
 
-    /* The span's outputs TILE at a time through the staging tile. */
-#pragma unroll 1
-    for (int r = 0, k0 = 0; r < ROUNDS && k0 < la + lb; r++, k0 += TILE) {
-        if (r > 0)
-            __syncthreads(); /* the last round's keys are stored */
+    if constexpr (IN_PLACE) {
         if (mask == 0)
-            merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage, k0);
+            merge_tile_in_place<K, ITEMS, false>(in, a_at, la, b_at, lb);
         else
-            merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage, k0);
+            merge_tile_in_place<K, ITEMS, true>(in, a_at, la, b_at, lb);
         __syncthreads();
-        store_tile<K, THREADS>(out + k0, stage, la + lb - k0 < TILE ? la + lb - k0 : TILE);
+        store_tile<K, THREADS>(out, in, la + lb);
+    } else {
+        /* The span's outputs TILE at a time through the staging tile. */
+#pragma unroll 1
+        for (int r = 0, k0 = 0; r < ROUNDS && k0 < la + lb; r++, k0 += TILE) {
+            if (r > 0)
+                __syncthreads(); /* the last round's keys are stored */
+            if (mask == 0)
+                merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage, k0);
+            else
+                merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage, k0);
+            __syncthreads();
+            store_tile<K, THREADS>(out + k0, stage, la + lb - k0 < TILE ? la + lb - k0 : TILE);
+        }
     }
 }
 
@@ -303,8 +318,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
     if (d.ntiles == 0)
         return GM_OK;
     /* All of the multiprocessor's L1 as shared memory: the resident blocks are
-     * counted in shared memory (7 at 30 KB each for int32 keys on sm_90), never in
-     * L1's use. */
+     * counted in shared memory (int64 keys on sm_90: 10 at 21 KB each) or threads
+     * (int32: 8 of 256 at 15 KB), never in L1's use. */
     int rc = set_attribute_once<merge_tiled_kernel<K>,
                                 cudaFuncAttributePreferredSharedMemoryCarveout>(
         (int)cudaSharedmemCarveoutMaxShared, st);
