@@ -229,18 +229,28 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  * costs (the tile's description, the barriers) over more keys. The basic kernel
  * keeps 128 x ITEMS. The circular kernel (merge_circular.cu): see its GM_*_CIRC_*
  * below.
+ *
+ * ITEMS then went from 15 / 7 to 17 / 9 for the sort's sake (bench/RESULTS.md,
+ * `kernels 28 sort` and `merge` on an H200): its block-sort tile grew from 7680 /
+ * 3584 keys to 8704 / 4608, past 2^13 / 2^12, so a sort of 2^28 int32 or 2^27
+ * int64 keys takes seven four-way passes and a two-way one where it took eight
+ * four-way, and 2^24 one two-way pass fewer: 2^28 int32 sorted at 25.24 G keys/s
+ * against 24.58, 2^27 int64 13.34 against 12.98, 2^24 int32 24.43 against 22.85,
+ * 2^24 int64 12.23 against 10.88; merges the same within noise (2^27 int64 576 us
+ * against 586). 19 / 11 was no better (25.28 / 13.12 G keys/s), nor int64's
+ * four-way block unfolded (13.22).
  */
 #ifndef GM_I32_THREADS /* -D overrides are for tuning experiments (bench/tune.sh) */
 #define GM_I32_THREADS 128
 #endif
 #ifndef GM_I32_ITEMS
-#define GM_I32_ITEMS 15
+#define GM_I32_ITEMS 17
 #endif
 #ifndef GM_I64_THREADS
 #define GM_I64_THREADS 128
 #endif
 #ifndef GM_I64_ITEMS
-#define GM_I64_ITEMS 7
+#define GM_I64_ITEMS 9
 #endif
 /* The circular kernel's block, five tiles of shared memory. From bench/tune.sh
  * variants on an H200 (2^28 int32 / 2^27 int64 keys merged): 128 x 15 / 128 x 11 in
