@@ -665,6 +665,19 @@ __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int p
     }
 }
 
+/* One thread's share of a merge in shared memory: outputs [k, k + ITEMS) of the
+ * stable merge of a (la keys at s + a_at) with b (lb keys at s + b_at), its place
+ * found by co-rank, written to out[0, ITEMS) (s readable past the slices as
+ * merge_items needs). Every merge in shared memory is made of these: the tiled,
+ * circular and four-way kernels' and the block sort's. */
+template <typename K, int ITEMS, bool DESC>
+__device__ __forceinline__ void merge_share(const K *s, int a_at, int la, int b_at, int lb,
+                                            int k, K *out)
+{
+    int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
+    merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, out);
+}
+
 /* The heart of every tiled kernel: in s, a holds la keys from a_at and b holds lb
  * keys from b_at; thread t finds the co-rank of output k0 + t * ITEMS and merges the
  * next ITEMS outputs into stage (TILE keys from output k0 on). The caller
@@ -675,11 +688,8 @@ __device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_a
                                            K *stage, int k0 = 0)
 {
     int k = k0 + threadIdx.x * ITEMS;
-    if (k < la + lb) {
-        int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
-        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb,
-                                    stage + (k - k0));
-    }
+    if (k < la + lb)
+        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, stage + (k - k0));
 }
 
 /* merge_tile for a whole tile (k0 = 0) with the merged keys staged where the inputs
@@ -692,10 +702,8 @@ __device__ __forceinline__ void merge_tile_in_place(K *s, int a_at, int la, int 
 {
     int k = threadIdx.x * ITEMS;
     K r[ITEMS];
-    if (k < la + lb) {
-        int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
-        merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, r);
-    }
+    if (k < la + lb)
+        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, r);
     __syncthreads();
     if (k < la + lb) {
 #pragma unroll

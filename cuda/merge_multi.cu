@@ -151,16 +151,6 @@ __device__ inline void multi_chunk_of(multi_chunk<K> &c, const K *src, const int
     c.out = out;
 }
 
-/* One thread's share of a two-way merge in s: outputs [k, k + ITEMS) of a (la keys
- * at a_at) with b (lb keys at b_at), into out[k, k + ITEMS). */
-template <typename K, int ITEMS, bool DESC>
-__device__ __forceinline__ void merge_share(const K *s, int a_at, int la, int b_at, int lb,
-                                            int k, K *out)
-{
-    int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
-    merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, out + k);
-}
-
 template <typename K, bool DESC>
 __global__ void __launch_bounds__(tuning<K>::MULTI_THREADS,
                                   GM_MIN_BLOCKS(tuning<K>::MULTI_MIN_BLOCKS,
@@ -225,10 +215,10 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         int u = threadIdx.x;
         if (u < nx)
             merge_share<K, ITEMS, DESC>(in, c.slices.at[0], c.len[0], c.slices.at[1], c.len[1],
-                                        u * ITEMS, tmp);
+                                        u * ITEMS, tmp + u * ITEMS);
         else if (u < nx + ny)
             merge_share<K, ITEMS, DESC>(in, c.slices.at[2], c.len[2], c.slices.at[3],
-                                        c.len[3], (u - nx) * ITEMS, tmp + y_at);
+                                        c.len[3], (u - nx) * ITEMS, tmp + y_at + (u - nx) * ITEMS);
         __syncthreads();
         /* Level two: X with Y, staged in `in` (its slices are merged already) from
          * the chunk's misalignment in memory, so that the stores can be vectors. */

@@ -110,9 +110,7 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
         const K *in = buf[s];
         int k = threadIdx.x * ITEMS;
         int pair = k / (2 * w) * (2 * w), local = k - pair;
-        int i = corank_tile(local, in + pair, w, in + pair + w, w, mask);
-        merge_items<K, ITEMS, DESC>(in, pair + i, pair + w, pair + w + local - i, pair + 2 * w,
-                                    buf[s ^ 1] + k);
+        merge_share<K, ITEMS, DESC>(in, pair, w, pair + w, w, local, buf[s ^ 1] + k);
         __syncthreads();
         s ^= 1;
     }
