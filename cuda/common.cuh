@@ -320,8 +320,8 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #define GM_PARTITION_8_LANES_MAX 8192
 #endif
 /* The block sort's tile, in basic tiles: one block of SCALE * THREADS threads sorts
- * SCALE * TILE keys (its two buffers must fit the 64 KB of shared memory a block
- * may have on sm_75, the oldest target). Each doubling saves the sort a merge
+ * SCALE * TILE keys (its buffer must fit the 48 KB of static shared memory a block
+ * may have). Each doubling saves the sort a merge
  * pass over memory for one more round in shared memory; 8 measured slower than 4
  * (20.3 against 21.1 G keys/s at 2^28 int32): 1024-thread blocks, one per SM. */
 #ifndef GM_SORT_SCALE

@@ -7,23 +7,17 @@
  * Each block sorts one tile of SORT_TILE keys (a few merge tiles: the larger the
  * block's tile, the fewer passes over memory follow): every thread sorts its ITEMS
  * keys in registers (Batcher's odd-even merge sort network, fully unrolled), then
- * log2(SORT_THREADS) rounds merge neighbouring runs in shared memory, ping-ponging
- * between two buffers; in each round a thread finds its place with co-rank and
- * merges ITEMS keys. The passes that follow (gpu.cu) merge runs of SORT_TILE,
- * 2 SORT_TILE, ... with the kernel chosen by --kernel. A partial last tile is
- * padded with the key that sorts last, and the padding is never stored.
+ * log2(SORT_THREADS) rounds merge neighbouring runs in shared memory, in place;
+ * in each round a thread finds its place with co-rank and merges ITEMS keys into
+ * registers, written back once every thread has read its inputs. The passes that
+ * follow (gpu.cu) merge runs of SORT_TILE, 2 SORT_TILE, ... with the kernel chosen
+ * by --kernel. A partial last tile is padded with the key that sorts last, and the
+ * padding is never stored.
  */
 #include <limits>
 
 #include "common.cuh"
 
-/* Keys in each of the block sort's two buffers: the tile, and PAD keys to spare:
- * merge_items may read one key past a run that ends the tile, and that read must
- * not land in the other buffer. */
-template <typename K> constexpr int sort_buffer_keys()
-{
-    return tuning<K>::SORT_TILE + 16 / sizeof(K);
-}
 
 /*
  * Batcher's odd-even merge sort as a comparator network for N keys (Knuth, TAOCP
@@ -66,31 +60,29 @@ template <int N> struct sort_network {
     }
 };
 
-/* The block sort itself, for one direction. */
+/* The block sort itself, for one direction, in buf (the kernel's). */
 template <typename K, bool DESC>
 __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
-                                           int64_t n)
+                                           int64_t n, K *buf)
 {
     constexpr int THREADS = tuning<K>::SORT_THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::SORT_TILE, BUF = sort_buffer_keys<K>();
+    constexpr int TILE = tuning<K>::SORT_TILE;
     const K mask = DESC ? K(-1) : K(0);
-    /* Two buffers, in dynamic shared memory: more than the static 48 KB. */
-    extern __shared__ __align__(16) unsigned char smem[];
-    K(*buf)[BUF] = (K(*)[BUF])smem;
     int64_t base = (int64_t)blockIdx.x * TILE;
     int64_t cnt = n - base < TILE ? n - base : TILE;
     const K pad = std::numeric_limits<K>::max() ^ mask; /* sorts last */
 
-    load_tile<K, THREADS, ITEMS>(buf[0], src + base, cnt);
+    load_tile<K, THREADS, ITEMS>(buf, src + base, cnt);
     for (int x = (int)cnt + threadIdx.x; x < TILE; x += THREADS)
-        buf[0][x] = pad;
+        buf[x] = pad;
     __syncthreads();
 
     /* Each thread sorts its ITEMS consecutive keys in registers. */
+    const int k = threadIdx.x * ITEMS;
     K r[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
-        r[u] = buf[0][threadIdx.x * ITEMS + u];
+        r[u] = buf[k + u];
     constexpr typename sort_network<ITEMS>::table net = sort_network<ITEMS>::make();
 #pragma unroll
     for (int c = 0; c < sort_network<ITEMS>::COUNT; c++) {
@@ -101,36 +93,37 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
-        buf[0][threadIdx.x * ITEMS + u] = r[u];
+        buf[k + u] = r[u];
     __syncthreads();
 
-    /* Merge runs of w keys pairwise until one run fills the tile. */
-    int s = 0;
+    /* Merge runs of w keys pairwise until one run fills the tile: each thread
+     * merges its ITEMS outputs into registers and, once every thread has read its
+     * inputs, writes them back where those outputs go (as merge_tile_in_place). */
     for (int w = ITEMS; w < TILE; w *= 2) {
-        const K *in = buf[s];
-        int k = threadIdx.x * ITEMS;
         int pair = k / (2 * w) * (2 * w), local = k - pair;
-        merge_share<K, ITEMS, DESC>(in, pair, w, pair + w, w, local, buf[s ^ 1] + k);
+        merge_share<K, ITEMS, DESC>(buf, pair, w, pair + w, w, local, r);
         __syncthreads();
-        s ^= 1;
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++)
+            buf[k + u] = r[u];
+        __syncthreads();
     }
-    store_tile<K, THREADS>(dst + base, buf[s], cnt);
-}
-
-template <typename K> constexpr size_t block_sort_smem()
-{
-    return 2 * (size_t)sort_buffer_keys<K>() * sizeof(K);
+    store_tile<K, THREADS>(dst + base, buf, cnt);
 }
 
 template <typename K>
 __global__ void __launch_bounds__(tuning<K>::SORT_THREADS)
 block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
 {
+    /* One buffer, merged in place: the tile, and keys to spare, since merge_items
+     * may read one key past a run that ends the tile. (Two buffers, ping-ponged,
+     * would not fit the 64 KB a block may have on sm_75 at these tiles.) */
+    __shared__ __align__(16) K buf[tuning<K>::SORT_TILE + 16 / sizeof(K)];
     gm_after_previous();
     if (mask == 0)
-        block_sort<K, false>(src, dst, n);
+        block_sort<K, false>(src, dst, n, buf);
     else
-        block_sort<K, true>(src, dst, n);
+        block_sort<K, true>(src, dst, n, buf);
 }
 
 template <typename K>
@@ -138,14 +131,9 @@ int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, g
 {
     if (n == 0)
         return GM_OK;
-    /* The shared memory beyond the default 48 KB. */
-    int rc = set_attribute_once<block_sort_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize>(
-        (int)block_sort_smem<K>(), st);
-    if (rc)
-        return rc;
     unsigned blocks = (unsigned)((n + tuning<K>::SORT_TILE - 1) / tuning<K>::SORT_TILE);
     GM_LAUNCH("block_sort_kernel", st, false, block_sort_kernel<K>, blocks,
-              tuning<K>::SORT_THREADS, block_sort_smem<K>(), s, src, dst, n, mask);
+              tuning<K>::SORT_THREADS, 0, s, src, dst, n, mask);
     return GM_OK;
 }
 
