@@ -334,9 +334,9 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #endif
 /* The four-way pass's block: 256 threads (two basic blocks) folded into FOLD times
  * fewer threads with FOLD times the keys each (and one more, to keep ITEMS odd):
- * fewer co-rank searches per key, fewer threads to hide latency. Samples: every run is sampled
- * OVERSAMPLE times per quarter tile (finer samples fill the chunks better, and
- * cost more searches). From `kernels 28 stages` variants on an H200 (2^28 int32,
+ * fewer co-rank searches per key, fewer threads to hide latency. Samples: every
+ * run is sampled OVERSAMPLE times per quarter tile (finer samples fill the chunks
+ * better, and cost more searches). From `kernels 28 stages` variants on an H200 (2^28 int32,
  * 2^27 int64 sorts): int32 keys 256 x 15 in 11.38 ms, 128 x 31 in 12.29;
  * int64 256 x 7 in 11.55, 128 x 15 in 10.63; OVERSAMPLE 2 slower for both (12.19,
  * 12.38 ms). */

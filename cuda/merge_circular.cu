@@ -7,7 +7,8 @@
  * memory, in a ring per input, so every key is loaded from global memory once: after
  * a tile, only as many keys as it consumed are loaded to refill each ring. As the
  * book's translator notes, how far each input has been *loaded* must be tracked
- * apart from how far it has been *consumed*; here a_loaded and a_cur (and b_...).
+ * apart from how far it has been *consumed*; here a_next (the next key to load)
+ * and the window of la keys from slot ra (and b_...).
  *
  * Why it pays: the partition searches global memory once per segment, not once per
  * tile (the tiled kernel's partition at 2^28 keys makes 70 000 searches, chains of
