@@ -31,7 +31,7 @@ gen() { # gen COUNT WIDE FILE
             printf "%.0f\n", v } }' >"$3"
 }
 for w in 0 1; do
-    gen 40009 $w "$dir/r$w" # 6 and 12 block-sort tiles: two- and four-way passes run
+    gen 40009 $w "$dir/r$w" # 5 and 9 block-sort tiles: two- and four-way passes run
     gen 1919 $w "$dir/a$w"
     gen 3841 $w "$dir/b$w"
     gen 700 $w "$dir/c$w"
