@@ -110,13 +110,15 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
     return k;
 }
 
-/* Merges the runs on the GPU with kernel and on the CPU, and compares. Some kernels
- * run once per forced setting (cuda/gpu.cu's tuning_from_environment), since the
- * sizes here would reach only some of their paths: the tiled kernel per way of
- * finding its tiles' co-ranks (GM_PARTITION_LANES: as the size picks, each block by
- * itself -1, bracketed 2, one lane a tile 1), the circular kernel with its usual
- * grid and with three blocks (GM_CIRCULAR_BLOCKS=3), whose segments then span many
- * tiles and so many turns of the rings. */
+/* The GPU side runs some kernels once per forced setting (cuda/gpu.cu's
+ * tuning_from_environment), since the sizes here would reach only some of their
+ * paths: a merge with the tiled kernel per way of finding its tiles' co-ranks
+ * (GM_PARTITION_LANES: as the size picks, each block by itself -1, bracketed 2, one
+ * lane a tile 1), with the circular kernel with its usual grid and with three
+ * blocks (GM_CIRCULAR_BLOCKS=3), whose segments then span many tiles and so many
+ * turns of the rings; a sort with the tiled passes as the size picks them and with
+ * four-way passes wherever three runs or more are left (GM_SORT_WAYS=4: by size
+ * they start at 256 MB of keys). */
 struct forced {
     const char *var, *value;
 };
@@ -125,19 +127,41 @@ static const struct forced tiled_forced[] = { { NULL, NULL },
                                               { "GM_PARTITION_LANES", "2" },
                                               { "GM_PARTITION_LANES", "1" } };
 static const struct forced circular_forced[] = { { NULL, NULL }, { "GM_CIRCULAR_BLOCKS", "3" } };
+static const struct forced sort_forced[] = { { NULL, NULL }, { "GM_SORT_WAYS", "4" } };
 static const struct forced no_forced[] = { { NULL, NULL } };
 
+/* The settings a merge (sort = 0) or sort with kernel runs under: *tries of them. */
+static const struct forced *forced_for(gm_kernel kernel, int sort, int *tries)
+{
+    const struct forced *f;
+    if (sort && (kernel == GM_KERNEL_TILED || kernel == GM_KERNEL_AUTO))
+        f = sort_forced, *tries = (int)(sizeof sort_forced / sizeof sort_forced[0]);
+    else if (!sort && kernel == GM_KERNEL_TILED)
+        f = tiled_forced, *tries = (int)(sizeof tiled_forced / sizeof tiled_forced[0]);
+    else if (!sort && kernel == GM_KERNEL_CIRCULAR)
+        f = circular_forced, *tries = (int)(sizeof circular_forced / sizeof circular_forced[0]);
+    else
+        f = no_forced, *tries = 1;
+    return f;
+}
+
+/* Sets (on = 1) or clears setting f in the environment, and names it in label. */
+static void force(const struct forced *f, int on, char *label, size_t size)
+{
+    if (f->var && on)
+        setenv(f->var, f->value, 1);
+    else if (f->var)
+        unsetenv(f->var);
+    snprintf(label, size, "%s=%s", f->var ? f->var : "forced", f->var ? f->value : "none");
+}
+
+/* Merges the runs on the GPU with kernel, under each of its forced settings, and on
+ * the CPU, and compares. */
 static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
                         int reverse, const char *what)
 {
-    const struct forced *forced;
     int tries;
-    if (kernel == GM_KERNEL_TILED)
-        forced = tiled_forced, tries = (int)(sizeof tiled_forced / sizeof tiled_forced[0]);
-    else if (kernel == GM_KERNEL_CIRCULAR)
-        forced = circular_forced, tries = (int)(sizeof circular_forced / sizeof circular_forced[0]);
-    else
-        forced = no_forced, tries = 1;
+    const struct forced *forced = forced_for(kernel, 0, &tries);
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
     void *scratch = malloc(bytes);
     gm_keys want = { malloc(bytes), k.n, k.width };
@@ -148,14 +172,11 @@ static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel 
         memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
         gm_gpu_times t;
         gm_status st;
-        if (forced[i].var)
-            setenv(forced[i].var, forced[i].value, 1);
+        char setting[64], msg[200];
+        force(&forced[i], 1, setting, sizeof setting);
         int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
-        if (forced[i].var)
-            unsetenv(forced[i].var);
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s (%s=%s)", what, forced[i].var ? forced[i].var : "forced",
-                 forced[i].var ? forced[i].value : "none");
+        force(&forced[i], 0, setting, sizeof setting);
+        snprintf(msg, sizeof msg, "%s (%s)", what, setting);
         cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
         assert_same_keys(gpu.data, want.data, k.n, k.width, msg);
         free(gpu.data);
@@ -310,40 +331,41 @@ Test(gpu, merge_k_way, .timeout = 600)
 /* With the tiled kernel (auto's choice for a sort) the sort runs twice: with the
  * passes it picks by size (two-way below GM_MULTI_MIN_BYTES, every size here but
  * the largest) and with four-way passes forced (GM_SORT_WAYS=4, cuda/gpu.cu). */
+/* Sorts k on the GPU with kernel, under each of its forced settings, and on the
+ * CPU, and compares. */
 static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
 {
+    int tries;
+    const struct forced *forced = forced_for(kernel, 1, &tries);
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
-    gm_keys gpu[2] = { { malloc(bytes), k.n, k.width }, { malloc(bytes), k.n, k.width } };
-    int tries = kernel == GM_KERNEL_TILED || kernel == GM_KERNEL_AUTO ? 2 : 1;
-    for (int i = 0; i < tries; i++) {
-        memcpy(gpu[i].data, k.data, (size_t)k.n * (size_t)k.width);
-        gm_gpu_times t;
-        gm_status st;
-        if (i == 1)
-            setenv("GM_SORT_WAYS", "4", 1);
-        int rc = gm_gpu_sort(&gpu[i], reverse, unique, kernel, &t, &st);
-        unsetenv("GM_SORT_WAYS");
-        cr_assert_eq(rc, GM_OK, "%s (ways %s): %s", what, i ? "4" : "auto", st.msg);
-    }
     void *scratch = malloc(bytes);
-    gm_cpu_sort(&k, &scratch, reverse, 8);
-    int64_t n = k.n;
+    gm_keys want = { malloc(bytes), k.n, k.width };
+    memcpy(want.data, k.data, (size_t)k.n * (size_t)k.width);
+    gm_cpu_sort(&want, &scratch, reverse, 8);
+    int64_t n = want.n;
     if (unique) { /* the CPU leaves -u to the formatter: collapse here */
         int64_t o = 0;
-        for (int64_t i = 0; i < k.n; i++)
-            if (i == 0 || get(k.data, i, k.width) != get(k.data, o - 1, k.width))
-                put(k.data, o++, get(k.data, i, k.width), k.width);
+        for (int64_t i = 0; i < want.n; i++)
+            if (i == 0 || get(want.data, i, k.width) != get(want.data, o - 1, k.width))
+                put(want.data, o++, get(want.data, i, k.width), k.width);
         n = o;
     }
     for (int i = 0; i < tries; i++) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s (ways %s)", what, i ? "4" : "auto");
-        cr_assert_eq(gpu[i].n, n, "%s: %lld keys, want %lld", msg, (long long)gpu[i].n,
-                     (long long)n);
-        assert_same_keys(gpu[i].data, k.data, n, k.width, msg);
+        gm_keys gpu = { malloc(bytes), k.n, k.width };
+        memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
+        gm_gpu_times t;
+        gm_status st;
+        char setting[64], msg[200];
+        force(&forced[i], 1, setting, sizeof setting);
+        int rc = gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
+        force(&forced[i], 0, setting, sizeof setting);
+        snprintf(msg, sizeof msg, "%s (%s)", what, setting);
+        cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
+        cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", msg, (long long)gpu.n, (long long)n);
+        assert_same_keys(gpu.data, want.data, n, k.width, msg);
+        free(gpu.data);
     }
-    free(gpu[0].data);
-    free(gpu[1].data);
+    free(want.data);
     free(scratch);
     free(k.data);
 }
