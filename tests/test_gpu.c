@@ -155,32 +155,42 @@ static void force(const struct forced *f, int on, char *label, size_t size)
     snprintf(label, size, "%s=%s", f->var ? f->var : "forced", f->var ? f->value : "none");
 }
 
-/* Merges the runs on the GPU with kernel, under each of its forced settings, and on
- * the CPU, and compares. */
-static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
-                        int reverse, const char *what)
+/* Merges the runs of k (offsets, nruns) on the GPU with kernel, or sorts k (offsets
+ * null), under each of the kernel's forced settings, and compares each result with
+ * want's first n keys. */
+static void check_gpu_runs(gm_keys k, const int64_t *offsets, int nruns, int reverse, int unique,
+                           gm_kernel kernel, gm_keys want, int64_t n, const char *what)
 {
     int tries;
-    const struct forced *forced = forced_for(kernel, 0, &tries);
-    size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
-    void *scratch = malloc(bytes);
-    gm_keys want = { malloc(bytes), k.n, k.width };
-    memcpy(want.data, k.data, (size_t)k.n * (size_t)k.width);
-    gm_cpu_merge_runs(&want, &scratch, offsets, nruns, reverse, 8);
+    const struct forced *forced = forced_for(kernel, offsets == NULL, &tries);
     for (int i = 0; i < tries; i++) {
-        gm_keys gpu = { malloc(bytes), k.n, k.width };
+        gm_keys gpu = { malloc((size_t)(k.n + 1) * (size_t)k.width), k.n, k.width };
         memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
         gm_gpu_times t;
         gm_status st;
         char setting[64], msg[200];
         force(&forced[i], 1, setting, sizeof setting);
-        int rc = gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st);
+        int rc = offsets ? gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st)
+                         : gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
         force(&forced[i], 0, setting, sizeof setting);
         snprintf(msg, sizeof msg, "%s (%s)", what, setting);
         cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
-        assert_same_keys(gpu.data, want.data, k.n, k.width, msg);
+        cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", msg, (long long)gpu.n, (long long)n);
+        assert_same_keys(gpu.data, want.data, n, k.width, msg);
         free(gpu.data);
     }
+}
+
+/* Merges the runs on the GPU with kernel and on the CPU, and compares. */
+static void check_merge(const int64_t *offsets, int nruns, gm_keys k, gm_kernel kernel,
+                        int reverse, const char *what)
+{
+    size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
+    void *scratch = malloc(bytes);
+    gm_keys want = { malloc(bytes), k.n, k.width };
+    memcpy(want.data, k.data, (size_t)k.n * (size_t)k.width);
+    gm_cpu_merge_runs(&want, &scratch, offsets, nruns, reverse, 8);
+    check_gpu_runs(k, offsets, nruns, reverse, 0, kernel, want, k.n, what);
     free(want.data);
     free(scratch);
     free(k.data);
@@ -331,12 +341,9 @@ Test(gpu, merge_k_way, .timeout = 600)
 /* With the tiled kernel (auto's choice for a sort) the sort runs twice: with the
  * passes it picks by size (two-way below GM_MULTI_MIN_BYTES, every size here but
  * the largest) and with four-way passes forced (GM_SORT_WAYS=4, cuda/gpu.cu). */
-/* Sorts k on the GPU with kernel, under each of its forced settings, and on the
- * CPU, and compares. */
+/* Sorts k on the GPU with kernel and on the CPU, and compares. */
 static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
 {
-    int tries;
-    const struct forced *forced = forced_for(kernel, 1, &tries);
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
     void *scratch = malloc(bytes);
     gm_keys want = { malloc(bytes), k.n, k.width };
@@ -350,21 +357,7 @@ static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, con
                 put(want.data, o++, get(want.data, i, k.width), k.width);
         n = o;
     }
-    for (int i = 0; i < tries; i++) {
-        gm_keys gpu = { malloc(bytes), k.n, k.width };
-        memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
-        gm_gpu_times t;
-        gm_status st;
-        char setting[64], msg[200];
-        force(&forced[i], 1, setting, sizeof setting);
-        int rc = gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
-        force(&forced[i], 0, setting, sizeof setting);
-        snprintf(msg, sizeof msg, "%s (%s)", what, setting);
-        cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
-        cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", msg, (long long)gpu.n, (long long)n);
-        assert_same_keys(gpu.data, want.data, n, k.width, msg);
-        free(gpu.data);
-    }
+    check_gpu_runs(k, NULL, 0, reverse, unique, kernel, want, n, what);
     free(want.data);
     free(scratch);
     free(k.data);
