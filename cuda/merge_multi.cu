@@ -176,6 +176,27 @@ template <typename K> constexpr int multi_chunk_cap()
     return tuning<K>::MULTI_TILE - tuning<K>::MULTI_ITEMS;
 }
 
+/* Where the chunk from list entry cur ends (every thread of the block calls it,
+ * and gets it): at the furthest entry before end at most multi_chunk_cap outputs
+ * on. The entries' outputs rise, so the ones that fit are a prefix, counted. */
+template <typename K>
+__device__ inline int64_t multi_chunk_end(const int64_t *list, int64_t cur, int64_t end)
+{
+    int64_t start = 0;
+#pragma unroll
+    for (int q = 0; q < WAYS; q++)
+        start += list[cur * WAYS + q];
+    bool fits = false;
+    if (threadIdx.x >= 1 && threadIdx.x <= end - cur) {
+        int64_t e = 0;
+#pragma unroll
+        for (int q = 0; q < WAYS; q++)
+            e += list[(cur + threadIdx.x) * WAYS + q];
+        fits = e - start <= multi_chunk_cap<K>();
+    }
+    return cur + __syncthreads_count(fits);
+}
+
 /* One chunk of a block's stretch, as every thread of the block needs it. */
 template <typename K> struct multi_chunk {
     chunked_slices<K, WAYS> slices; /* each run's slice, and where it lands */
@@ -229,27 +250,16 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         last_entry = group_samples(d, g);
     __syncthreads();
     int64_t end = cur + d.gaps < last_entry ? cur + d.gaps : last_entry;
+    /* Each chunk's end is found while the chunk before it loads: its reads of the
+     * list wait on memory beside the slices' copies, not after them. */
+    int64_t next = cur < end ? multi_chunk_end<K>(list, cur, end) : cur;
     while (cur < end) {
-        /* The chunk ends at the furthest entry at most multi_chunk_cap outputs on:
-         * the entries' outputs rise, so the ones that fit are a prefix, counted. */
-        int64_t start = 0;
-#pragma unroll
-        for (int q = 0; q < WAYS; q++)
-            start += list[cur * WAYS + q];
-        bool fits = false;
-        if (threadIdx.x >= 1 && threadIdx.x <= end - cur) {
-            int64_t e = 0;
-#pragma unroll
-            for (int q = 0; q < WAYS; q++)
-                e += list[(cur + threadIdx.x) * WAYS + q];
-            fits = e - start <= multi_chunk_cap<K>();
-        }
-        int64_t next = cur + __syncthreads_count(fits);
         if (threadIdx.x == 0)
             multi_chunk_of<K>(c, src, run_at, list + cur * WAYS, list + next * WAYS);
         __syncthreads();
         c.slices.template fetch<THREADS>(in);
         __pipeline_commit();
+        int64_t after = next < end ? multi_chunk_end<K>(list, next, end) : next;
         __pipeline_wait_prior(0);
         __syncthreads();
 
@@ -274,6 +284,7 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         store_tile<K, THREADS>(dst + c.out, in, lx + ly, shift);
         __syncthreads(); /* before the next chunk overwrites c and in */
         cur = next;
+        next = after;
     }
 }
 
