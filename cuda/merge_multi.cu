@@ -177,7 +177,7 @@ template <typename K> constexpr int multi_chunk_cap()
 }
 
 /* Where the chunk from list entry cur ends (every thread of the block calls it,
- * and gets it): at the furthest entry before end at most multi_chunk_cap outputs
+ * and gets it): at the furthest entry up to end at most multi_chunk_cap outputs
  * on. The entries' outputs rise, so the ones that fit are a prefix, counted. */
 template <typename K>
 __device__ inline int64_t multi_chunk_end(const int64_t *list, int64_t cur, int64_t end)
