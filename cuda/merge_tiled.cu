@@ -320,8 +320,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
     if (d.ntiles == 0)
         return GM_OK;
     /* All of the multiprocessor's L1 as shared memory: the resident blocks are
-     * counted in shared memory (int64 keys on sm_90: 10 at 21 KB each) or threads
-     * (int32: 8 of 256 at 15 KB), never in L1's use. */
+     * counted in shared memory (int64 keys on sm_90: 8 at 28 KB each) or threads
+     * (int32: 8 of 256 at 18 KB), never in L1's use. */
     int rc = set_attribute_once<merge_tiled_kernel<K>,
                                 cudaFuncAttributePreferredSharedMemoryCarveout>(
         (int)cudaSharedmemCarveoutMaxShared, st);
