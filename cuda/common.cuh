@@ -414,6 +414,11 @@ struct device_tuning {
 };
 extern device_tuning gm_device_tuning;
 
+/* Sets the forced choices of gm_device_tuning (sort_ways, partition_lanes,
+ * circular_blocks) from GM_SORT_WAYS, GM_PARTITION_LANES and GM_CIRCULAR_BLOCKS,
+ * ignoring values outside the ones each accepts (gpu.cu). */
+void gm_tuning_from_environment();
+
 template <typename... P, typename... A>
 cudaError_t gm_launch(bool dependent, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
                       cudaStream_t s, A &&...args)
@@ -692,24 +697,34 @@ __device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_a
         merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, stage + (k - k0));
 }
 
+/* One thread's share of a merge in place: outputs [k, k + ITEMS) of the merge of a
+ * (la keys at s + a_at) with b (lb keys at s + b_at), merged into registers and,
+ * once every thread of the block has read its inputs, written to s[to, to + ITEMS).
+ * A thread with has false merges nothing but still meets the barrier, so every
+ * thread of the block calls it; the caller synchronizes before the merged keys are
+ * read. */
+template <typename K, int ITEMS, bool DESC>
+__device__ __forceinline__ void merge_share_in_place(K *s, bool has, int a_at, int la, int b_at,
+                                                     int lb, int k, int to)
+{
+    K r[ITEMS];
+    if (has)
+        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, r);
+    __syncthreads();
+    if (has) {
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++)
+            s[to + u] = r[u];
+    }
+}
+
 /* merge_tile for a whole tile (k0 = 0) with the merged keys staged where the inputs
- * were: each thread merges its ITEMS outputs into registers and, once every thread
- * has read its inputs, writes them to s[t * ITEMS, ...), so output k of the tile
- * lands at s[k]. It synchronizes inside, so every thread of the block calls it;
- * the caller synchronizes before the merged keys are read. */
+ * were: thread t's outputs, from k = t * ITEMS, land at s[k]. */
 template <typename K, int ITEMS, bool DESC>
 __device__ __forceinline__ void merge_tile_in_place(K *s, int a_at, int la, int b_at, int lb)
 {
     int k = threadIdx.x * ITEMS;
-    K r[ITEMS];
-    if (k < la + lb)
-        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, r);
-    __syncthreads();
-    if (k < la + lb) {
-#pragma unroll
-        for (int u = 0; u < ITEMS; u++)
-            s[k + u] = r[u];
-    }
+    merge_share_in_place<K, ITEMS, DESC>(s, k < la + lb, a_at, la, b_at, lb, k, k);
 }
 
 /* ------------------------------------------------------------------ launchers */

@@ -96,16 +96,11 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
         buf[k + u] = r[u];
     __syncthreads();
 
-    /* Merge runs of w keys pairwise until one run fills the tile: each thread
-     * merges its ITEMS outputs into registers and, once every thread has read its
-     * inputs, writes them back where those outputs go (as merge_tile_in_place). */
+    /* Merge runs of w keys pairwise until one run fills the tile: each thread's
+     * ITEMS outputs of its pair, merged in place where they go. */
     for (int w = ITEMS; w < TILE; w *= 2) {
-        int pair = k / (2 * w) * (2 * w), local = k - pair;
-        merge_share<K, ITEMS, DESC>(buf, pair, w, pair + w, w, local, r);
-        __syncthreads();
-#pragma unroll
-        for (int u = 0; u < ITEMS; u++)
-            buf[k + u] = r[u];
+        int pair = k / (2 * w) * (2 * w);
+        merge_share_in_place<K, ITEMS, DESC>(buf, true, pair, w, pair + w, w, k - pair, k);
         __syncthreads();
     }
     store_tile<K, THREADS>(dst + base, buf, cnt);
