@@ -196,16 +196,23 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     return GM_OK;
 }
 
-/* Resident blocks per multiprocessor of the circular kernel, for the tuning table. */
+/* Resident blocks per multiprocessor of the circular kernel, for the tuning table.
+ * It sets the kernel's shared-memory attribute once for the process (the launcher's
+ * set_attribute_once then has nothing to do). If a call fails, the table keeps one
+ * block and the error is cleared, so no later launch is blamed for it; the launcher
+ * meets the same failure and reports it. */
 template <typename K> int circular_occupancy()
 {
+    gm_status ignored;
     int blocks = 0;
     size_t smem = circular_smem_bytes<K>();
-    if (cudaFuncSetAttribute(merge_circular_kernel<K>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+    if (set_attribute_once<merge_circular_kernel<K>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, &ignored) ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K>,
-                                                      tuning<K>::CIRC_THREADS, smem) != cudaSuccess)
+                                                      tuning<K>::CIRC_THREADS, smem) != cudaSuccess) {
+        cudaGetLastError();
         return 1;
+    }
     return blocks > 0 ? blocks : 1;
 }
 
