@@ -383,8 +383,7 @@ template <typename K> static void bench_stages(int lg)
     int64_t n = (int64_t)1 << lg;
     int bits = (int)sizeof(K) * 8;
     sort_input<K> in(n, 31337 + lg);
-    if (getenv("GM_SORT_WAYS"))
-        gm_device_tuning.sort_ways = atoi(getenv("GM_SORT_WAYS"));
+    gm_tuning_from_environment(); /* as the program reads GM_SORT_WAYS: 2 or 4, else 0 */
     sort_trace trace;
     for (cudaEvent_t &e : trace.marks)
         CHECK(cudaEventCreate(&e));

@@ -269,7 +269,7 @@ template <typename K> static int64_t coranks_needed(int64_t n, int64_t npairs_ma
  * GM_PARTITION_LANES=-1, 1, 2, 4, 8 or 32 (the tiled kernel's partition:
  * merge_tiled.cu; -1 none, 2 bracketed), and GM_CIRCULAR_BLOCKS=N (the circular
  * kernel's blocks in all, so that each walks a segment of many tiles). */
-static void tuning_from_environment()
+void gm_tuning_from_environment()
 {
     const char *ways = getenv("GM_SORT_WAYS");
     int w = ways ? atoi(ways) : 0;
@@ -288,7 +288,7 @@ template <typename K>
 static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
                         gm_kernel used, gm_gpu_times *times, gm_status *st)
 {
-    tuning_from_environment();
+    gm_tuning_from_environment();
     int64_t n = keys->n;
     K mask = reverse ? (K)-1 : (K)0;
     device_job<K> job;
@@ -398,7 +398,7 @@ static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
 {
     int64_t n = keys->n;
     K mask = reverse ? (K)-1 : (K)0;
-    tuning_from_environment();
+    gm_tuning_from_environment();
     device_job<K> job;
     int rc = job.start(keys, sort_scratch_entries<K>(n), 64u << 20, st);
     if (rc)
