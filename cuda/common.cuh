@@ -349,13 +349,34 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #ifndef GM_MULTI_OVERSAMPLE
 #define GM_MULTI_OVERSAMPLE 1
 #endif
+/* Resident four-way blocks a multiprocessor the compiler must allow for (a cap on
+ * registers, as GM_TILED_MIN_BLOCKS for the tiled kernel): as many as their shared
+ * memory lets reside on sm_90 (35 / 39 KB a block), so registers never cost a
+ * block there. */
+#ifndef GM_I32_MULTI_MIN_BLOCKS
+#define GM_I32_MULTI_MIN_BLOCKS 6
+#endif
+#ifndef GM_I64_MULTI_MIN_BLOCKS
+#define GM_I64_MULTI_MIN_BLOCKS 5
+#endif
+/* Whether a four-way block loads its next chunk while it merges the current one
+ * (merge_multi.cu). It pays where few warps are resident: int64's five blocks of
+ * 128 threads, 2^27 keys sorted in 9.62 ms against 9.90 before it; int32's six of
+ * 256 lose by it, 2^28 keys in 10.55 ms against 10.20 (H200, `kernels 28 stages`,
+ * bench/RESULTS.md). */
+#ifndef GM_I32_MULTI_PIPELINED
+#define GM_I32_MULTI_PIPELINED 0
+#endif
+#ifndef GM_I64_MULTI_PIPELINED
+#define GM_I64_MULTI_PIPELINED 1
+#endif
 constexpr int gm_pow2_at_least(int x)
 {
     return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
 }
 /* The table's shape for one key type, from its basic block (THREADS x ITEMS). */
-template <int THREADS_, int ITEMS_, int MULTI_FOLD, int CIRC_THREADS_, int CIRC_ITEMS_,
-          int TILED_SCALE, int TILED_ROUNDS_>
+template <int THREADS_, int ITEMS_, int MULTI_FOLD, int MULTI_MIN_BLOCKS_, bool MULTI_PIPELINED_,
+          int CIRC_THREADS_, int CIRC_ITEMS_, int TILED_SCALE, int TILED_ROUNDS_>
 struct tuning_shape {
     static constexpr int THREADS = THREADS_, ITEMS = ITEMS_;
     static constexpr int TILE = THREADS * ITEMS;
@@ -369,7 +390,8 @@ struct tuning_shape {
     static constexpr int MULTI_THREADS = 2 * THREADS / MULTI_FOLD; /* 256 folded */
     static constexpr int MULTI_ITEMS = ITEMS * MULTI_FOLD + MULTI_FOLD - 1;
     static constexpr int MULTI_TILE = MULTI_THREADS * MULTI_ITEMS;
-    static constexpr int MULTI_MIN_BLOCKS = GM_TILED_MIN_BLOCKS * MULTI_FOLD;
+    static constexpr int MULTI_MIN_BLOCKS = MULTI_MIN_BLOCKS_;
+    static constexpr bool MULTI_PIPELINED = MULTI_PIPELINED_;
     static constexpr int SORT_THREADS = THREADS * GM_SORT_SCALE;
     static constexpr int SORT_TILE = SORT_THREADS * ITEMS;
     static_assert(SORT_TILE % TILED_SPAN == 0, "sort runs are whole tiled tiles");
@@ -377,10 +399,12 @@ struct tuning_shape {
 template <typename K> struct tuning;
 template <>
 struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS, GM_I32_MULTI_FOLD,
+                                       GM_I32_MULTI_MIN_BLOCKS, GM_I32_MULTI_PIPELINED,
                                        GM_I32_CIRC_THREADS, GM_I32_CIRC_ITEMS,
                                        GM_I32_TILED_SCALE, GM_I32_TILED_ROUNDS> {};
 template <>
 struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI_FOLD,
+                                       GM_I64_MULTI_MIN_BLOCKS, GM_I64_MULTI_PIPELINED,
                                        GM_I64_CIRC_THREADS, GM_I64_CIRC_ITEMS,
                                        GM_I64_TILED_SCALE, GM_I64_TILED_ROUNDS> {};
 

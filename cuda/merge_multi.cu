@@ -32,6 +32,8 @@
  *   3. In shared memory the chunk's four slices merge as a tree: runs 0 and 1 into
  *      X and runs 2 and 3 into Y (every thread: co-rank, then its ITEMS keys,
  *      merge_items), then X with Y into the staging tile, and a coalesced store.
+ *      For int64 keys the next chunk loads while this one merges its second level
+ *      (few blocks are resident to hide the wait otherwise).
  *
  * The chunk's loads are the tiled kernel's (chunked_slices: 16-byte cp.async chunks).
  */
@@ -180,7 +182,7 @@ template <typename K> constexpr int multi_chunk_cap()
  * and gets it): at the furthest entry up to end at most multi_chunk_cap outputs
  * on. The entries' outputs rise, so the ones that fit are a prefix, counted. */
 template <typename K>
-__device__ inline int64_t multi_chunk_end(const int64_t *list, int64_t cur, int64_t end)
+__device__ inline int multi_chunk_end(const int64_t *list, int cur, int end)
 {
     int64_t start = 0;
 #pragma unroll
@@ -228,62 +230,91 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     constexpr int THREADS = tuning<K>::MULTI_THREADS, ITEMS = tuning<K>::MULTI_ITEMS;
     constexpr int TILE = tuning<K>::MULTI_TILE, VEC = 16 / sizeof(K);
     /* The slices' chunks (TILE + 2 (VEC - 1) keys a slice at most), then room for
-     * merge_items's reads past a slice; the staging tile of the second level
-     * reuses it, from a shift below VEC (its threads write up to TILE keys). */
+     * merge_items's reads past a slice; unpipelined, the merged chunk reuses it,
+     * from a shift below VEC (its threads write up to TILE keys). */
     constexpr int BUF = (TILE + 2 * WAYS * VEC + ITEMS + VEC) / VEC * VEC;
-    static_assert(BUF >= TILE + VEC, "the staging tile fits after its shift");
-    /* X and Y, Y starting at a multiple of ITEMS; each thread writes ITEMS keys. */
+    static_assert(BUF >= TILE + VEC, "the merged chunk fits after its shift");
+    /* X and Y, Y starting at a multiple of ITEMS; each thread writes ITEMS keys;
+     * pipelined, then the merged chunk in place, from its shift. */
     constexpr int TMP = (TILE + 2 * ITEMS + VEC) / VEC * VEC;
+    static_assert(TMP >= TILE + VEC, "the merged chunk fits after its shift");
     __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K tmp[TMP];
     __shared__ int64_t run_at[WAYS + 1];
-    __shared__ int64_t last_entry;
-    __shared__ multi_chunk<K> c;
+    __shared__ int last_entry;
+    __shared__ multi_chunk<K> c[2]; /* the chunk merged, the chunk loading */
     gm_after_previous();
 
     int64_t g = blockIdx.x / d.blocks_per_group;
-    int64_t cur = blockIdx.x % d.blocks_per_group * d.gaps;
+    int cur = (int)(blockIdx.x % d.blocks_per_group * d.gaps);
     const int64_t *list = splits + g * d.entries_per_group * WAYS;
     if (threadIdx.x <= WAYS)
         run_at[threadIdx.x] = run_start(d, g, threadIdx.x);
     if (threadIdx.x == 0)
-        last_entry = group_samples(d, g);
+        last_entry = (int)group_samples(d, g);
     __syncthreads();
-    int64_t end = cur + d.gaps < last_entry ? cur + d.gaps : last_entry;
+    int end = cur + d.gaps < last_entry ? cur + d.gaps : last_entry;
+    if (cur >= end)
+        return;
     /* Each chunk's end is found while the chunk before it loads: its reads of the
-     * list wait on memory beside the slices' copies, not after them. */
-    int64_t next = cur < end ? multi_chunk_end<K>(list, cur, end) : cur;
-    while (cur < end) {
-        if (threadIdx.x == 0)
-            multi_chunk_of<K>(c, src, run_at, list + cur * WAYS, list + next * WAYS);
-        __syncthreads();
-        c.slices.template fetch<THREADS>(in);
-        __pipeline_commit();
-        int64_t after = next < end ? multi_chunk_end<K>(list, next, end) : next;
+     * list wait on memory beside the slices' copies, not after them. Pipelined
+     * (tuning MULTI_PIPELINED), chunk i + 1's slices load into `in` while chunk i
+     * merges its second level, in place in tmp, and is stored: its first level has
+     * read `in` by then. Else the second level merges into `in` (out of place:
+     * fewer instructions and registers) and chunk i + 1 loads after the store. */
+    constexpr bool PIPELINED = tuning<K>::MULTI_PIPELINED;
+    int next = multi_chunk_end<K>(list, cur, end);
+    if (threadIdx.x == 0)
+        multi_chunk_of<K>(c[0], src, run_at, list + cur * WAYS, list + next * WAYS);
+    __syncthreads();
+    c[0].slices.template fetch<THREADS>(in);
+    __pipeline_commit();
+    for (int b = 0; cur < end; b ^= 1) {
+        int after = next < end ? multi_chunk_end<K>(list, next, end) : next;
         __pipeline_wait_prior(0);
         __syncthreads();
+        const multi_chunk<K> &m = c[b];
+        if (threadIdx.x == 0 && next < end) /* read by all after level one's barrier */
+            multi_chunk_of<K>(c[b ^ 1], src, run_at, list + next * WAYS, list + after * WAYS);
 
         /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp, Y from a multiple
          * of ITEMS; with at most TILE - ITEMS keys, ceil(lx / ITEMS) + ceil(ly /
          * ITEMS) <= THREADS, so one share each. */
-        int lx = c.len[0] + c.len[1], ly = c.len[2] + c.len[3];
+        int lx = m.len[0] + m.len[1], ly = m.len[2] + m.len[3];
         int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
         int u = threadIdx.x;
         if (u < nx)
-            merge_share<K, ITEMS, DESC>(in, c.slices.at[0], c.len[0], c.slices.at[1], c.len[1],
+            merge_share<K, ITEMS, DESC>(in, m.slices.at[0], m.len[0], m.slices.at[1], m.len[1],
                                         u * ITEMS, tmp + u * ITEMS);
         else if (u < nx + ny)
-            merge_share<K, ITEMS, DESC>(in, c.slices.at[2], c.len[2], c.slices.at[3],
-                                        c.len[3], (u - nx) * ITEMS, tmp + y_at + (u - nx) * ITEMS);
+            merge_share<K, ITEMS, DESC>(in, m.slices.at[2], m.len[2], m.slices.at[3],
+                                        m.len[3], (u - nx) * ITEMS, tmp + y_at + (u - nx) * ITEMS);
+        int64_t out = m.out;
         __syncthreads();
-        /* Level two: X with Y, staged in `in` (its slices are merged already) from
-         * the chunk's misalignment in memory, so that the stores can be vectors. */
-        int shift = (int)(c.out % VEC);
-        merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in + shift);
+
+        /* Level two: X with Y, staged from the chunk's misalignment in memory, so
+         * that the stores can be vectors. */
+        int shift = (int)(out % VEC);
+        const K *merged = in;
+        if constexpr (PIPELINED) {
+            if (next < end) {
+                c[b ^ 1].slices.template fetch<THREADS>(in);
+                __pipeline_commit();
+            }
+            int k = threadIdx.x * ITEMS;
+            merge_share_in_place<K, ITEMS, DESC>(tmp, k < lx + ly, 0, lx, y_at, ly, k, shift + k);
+            merged = tmp;
+        } else {
+            merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in + shift);
+        }
         __syncthreads();
-        store_tile<K, THREADS>(dst + c.out, in, lx + ly, shift);
-        __syncthreads(); /* before the next chunk overwrites c and in */
-        cur = next;
+        store_tile<K, THREADS>(dst + out, merged, lx + ly, shift);
+        if (!PIPELINED && next < end) {
+            __syncthreads(); /* every store has read `in` */
+            c[b ^ 1].slices.template fetch<THREADS>(in);
+            __pipeline_commit();
+        }
+        cur = next; /* the next round's barrier keeps tmp until every store has read it */
         next = after;
     }
 }
