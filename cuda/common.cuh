@@ -361,7 +361,7 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #endif
 /* Whether a four-way block loads its next chunk while it merges the current one
  * (merge_multi.cu). It pays where few warps are resident: int64's five blocks of
- * 128 threads, 2^27 keys sorted in 9.62 ms against 9.90 before it; int32's six of
+ * 128 threads, 2^27 keys sorted in 9.61 ms against 9.78 unpipelined; int32's six of
  * 256 lose by it, 2^28 keys in 10.55 ms against 10.20 (H200, `kernels 28 stages`,
  * bench/RESULTS.md). */
 #ifndef GM_I32_MULTI_PIPELINED
