@@ -219,6 +219,9 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  *            must fit the 64 KB a block may have on sm_75
  *   TILED_MIN_BLOCKS  resident tiled blocks per multiprocessor the compiler must
  *            allow for (caps registers: 8 blocks of 256 threads = 32 registers)
+ *   MULTI_THREADS, MULTI_ITEMS, MULTI_TILE  the sort's four-way block (GM_*_MULTI_FOLD)
+ *   MULTI_MIN_BLOCKS, MULTI_PIPELINED  its register cap, and whether it loads its
+ *            next chunk while it merges (GM_*_MULTI_MIN_BLOCKS, GM_*_MULTI_PIPELINED)
  *
  * Measured on an H200 with bench/tune.sh (bench/RESULTS.md has the runs). The
  * tiled kernel, 2^28 int32 keys: 256 x 15 in 617 us (82.5% of copy), 128 x 17 in
