@@ -111,7 +111,7 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
 }
 
 /* The GPU side runs some kernels once per forced setting (cuda/gpu.cu's
- * tuning_from_environment), since the sizes here would reach only some of their
+ * gm_tuning_from_environment), since the sizes here would reach only some of their
  * paths: a merge with the tiled kernel per way of finding its tiles' co-ranks
  * (GM_PARTITION_LANES: as the size picks, each block by itself -1, bracketed 2, one
  * lane a tile 1), with the circular kernel with its usual grid and with three
