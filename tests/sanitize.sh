@@ -21,10 +21,18 @@ export LC_ALL=C
 # (SAN_SEED=N tests/sanitize.sh).
 seed=${SAN_SEED:-$RANDOM}
 echo "inputs from seed $seed"
+# A key in eight is the largest, one the smallest (stretches of keys equal to the
+# one that sorts last, which the block sort pads with), printed as text, since
+# awk's numbers are doubles.
 gen() { # gen COUNT WIDE FILE
     seed=$((seed + 1))
     awk -v n="$1" -v wide="$2" -v seed="$seed" 'BEGIN { srand(seed);
+        top = wide ? "9223372036854775807" : "2147483647";
+        bottom = wide ? "-9223372036854775808" : "-2147483648";
         for (i = 0; i < n; i++) {
+            x = rand();
+            if (x < 0.125) { print top; continue }
+            if (x < 0.25) { print bottom; continue }
             v = int((rand() - 0.5) * 200000);
             if (wide) v = v * 4294967296 + int(rand() * 1000);
             if (v == 0) v = 0; # no "-0": our output is canonical, sort echoes its input

@@ -41,7 +41,11 @@ static int small_only(void)
 
 static const gm_kernel kernels[] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL_CIRCULAR };
 
-enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES, DIST_CLUSTERED };
+/* DIST_ENDS: mostly the largest and the smallest key (7 in 16 each): in every run
+ * long stretches of keys equal to the one that sorts last, in either direction
+ * (the block sort pads a short tile with it; bench/RESULTS.md, session 13, has
+ * merges that used it as a guard). */
+enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES, DIST_CLUSTERED, DIST_ENDS };
 
 static int64_t draw(rng *r, enum dist d, gm_width w)
 {
@@ -54,6 +58,10 @@ static int64_t draw(rng *r, enum dist d, gm_width w)
     case DIST_EXTREMES: {
         int64_t pick[4] = { lo, lo + 1, hi - 1, hi };
         return pick[rng_range(r, 0, 3)];
+    }
+    case DIST_ENDS: {
+        int64_t x = rng_range(r, 0, 15);
+        return x < 7 ? lo : x < 14 ? hi : rng_range(r, lo, hi);
     }
     case DIST_CLUSTERED: /* int64: few distinct high halves, as in tests/sanitize.sh */
         return w == GM_I32 ? rng_range(r, -100000, 100000)
@@ -243,6 +251,7 @@ Test(gpu, merge_special_inputs, .timeout = 600)
                 merge_two(&r, 0, n, DIST_WIDE, wd, k, rev, "a empty");
                 merge_two(&r, n, n, DIST_FEW, wd, k, rev, "heavy duplicates");
                 merge_two(&r, n / 2, n, DIST_EXTREMES, wd, k, rev, "extremes");
+                merge_two(&r, n, n / 2 + 1, DIST_ENDS, wd, k, rev, "mostly the ends");
                 /* disjoint: every a below every b, then every a above every b */
                 for (int above = 0; above <= 1; above++) {
                     int64_t offsets[3] = { 0, n, n + n / 2 };
@@ -420,6 +429,7 @@ Test(gpu, sort_special_inputs, .timeout = 600)
             sort_case(&r, n, DIST_WIDE, wd, -1, rev, uni, GM_KERNEL_CIRCULAR, "descending");
             sort_case(&r, n, DIST_FEW, wd, 0, rev, uni, GM_KERNEL_BASIC, "few values");
             sort_case(&r, n, DIST_EXTREMES, wd, 0, rev, uni, GM_KERNEL_AUTO, "extremes");
+            sort_case(&r, n, DIST_ENDS, wd, 0, rev, uni, GM_KERNEL_TILED, "mostly the ends");
         }
 }
 
