@@ -76,12 +76,12 @@ static inline char *format_u64(char *p, uint64_t v)
 {
     if (v <= UINT32_MAX)
         return format_u32(p, (uint32_t)v);
-    uint32_t low = (uint32_t)(v % 100000000), mid;
+    uint32_t low = (uint32_t)(v % 100000000);
     v /= 100000000;
     if (v <= UINT32_MAX) {
         p = format_u32(p, (uint32_t)v);
     } else {
-        mid = (uint32_t)(v % 100000000);
+        uint32_t mid = (uint32_t)(v % 100000000);
         p = format_u32(p, (uint32_t)(v / 100000000)); /* at most 4 digits */
         put_8_digits(p + 8, mid);
         p += 8;
