@@ -177,16 +177,20 @@ __host__ __device__ inline int corank_past(int i, int k, const int64_t *a, const
  * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
  * thread's place in the group); every lane of the group returns it. Positions are
  * of type I: int64_t for the partition kernels (merge_tiled.cu), which search
- * global memory, int for the circular kernel, which searches its rings. */
+ * global memory, int for the circular kernel, which searches its rings. With step
+ * s > 1, the search is over positions i s alone: lo, hi and the result count steps,
+ * and the probes of every search over the pair fall on the same few keys
+ * (merge_tiled.cu's coarse partition). */
 template <typename K, int LANES, typename I>
-__device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, K mask, int lane)
+__device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, K mask, int lane,
+                                       I step = 1)
 {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
     const unsigned group =
         LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
     while (lo < hi) {
         I i = corank_probe(lo, hi, LANES, lane);
-        bool past = i > hi || corank_past(i, k, a, b, mask);
+        bool past = i > hi || corank_past(i * step, k, a, b, mask);
         /* Probes rise with the lane and "past" with the probe: the lanes not past
          * are a prefix of the group. */
         int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
@@ -281,7 +285,9 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
  * partition entries) did not pay for themselves. Later, with one round staged in
  * place (bench/RESULTS.md): int32 scale 2 575 us against 578 staged; scale 4 (512
  * threads, half the partition entries) 576; int64 scale 2, one round in place 587
- * against 585 as here. */
+ * against 585 with scale 1, two rounds. With the coarse partition (below) int64
+ * keys take scale 2, one round in place too: the window needs the shared memory
+ * the staging tile held. */
 #ifndef GM_I32_TILED_SCALE
 #define GM_I32_TILED_SCALE 2
 #endif
@@ -289,10 +295,29 @@ __device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, 
 #define GM_I32_TILED_ROUNDS 1
 #endif
 #ifndef GM_I64_TILED_SCALE
-#define GM_I64_TILED_SCALE 1
+#define GM_I64_TILED_SCALE 2
 #endif
 #ifndef GM_I64_TILED_ROUNDS
-#define GM_I64_TILED_ROUNDS 2
+#define GM_I64_TILED_ROUNDS 1
+#endif
+/* The tiled kernel's coarse partition (merge_tiled.cu): the partition finds each
+ * tile's co-rank only to within one step of TILED_SPAN / STEPS keys, probing keys
+ * at whole steps alone, and the block loads a window up to two steps wider than
+ * its slices and finds the exact place in shared memory; 0: exact co-ranks, as the
+ * other kernels' partitions. From bench/tune.sh variants on an H200 (`kernels 28
+ * merge`, bench/RESULTS.md; 2^28 int32 keys, CUB 629-635 us): exact 573.5-574.4
+ * us; steps of 1088 keys (STEPS 4) 542.0-546.2 with one lane a tile, 544.8-547.5
+ * with two, 545.3 with four; 544 keys (8) 550.7 with one lane; 272 (16) 796 on an
+ * H100 where 544 took 766-778; 1450 (3: not a whole number of steps a tile, so
+ * b's probes no longer fall on the same keys for every tile) 602.8. int64 keys, a
+ * one-round block of 256 threads (GM_I64_TILED_SCALE 2, ROUNDS 1), 2^27 keys:
+ * exact (and two rounds of 128) 575-577 us; steps of 576 keys (4) 543.9, of 288
+ * (8) 550.3-551.3. */
+#ifndef GM_I32_TILED_STEPS
+#define GM_I32_TILED_STEPS 4
+#endif
+#ifndef GM_I64_TILED_STEPS
+#define GM_I64_TILED_STEPS 4
 #endif
 #ifndef GM_TILED_MIN_BLOCKS
 #define GM_TILED_MIN_BLOCKS 8
@@ -379,7 +404,8 @@ constexpr int gm_pow2_at_least(int x)
 }
 /* The table's shape for one key type, from its basic block (THREADS x ITEMS). */
 template <int THREADS_, int ITEMS_, int MULTI_FOLD, int MULTI_MIN_BLOCKS_, bool MULTI_PIPELINED_,
-          int CIRC_THREADS_, int CIRC_ITEMS_, int TILED_SCALE, int TILED_ROUNDS_>
+          int CIRC_THREADS_, int CIRC_ITEMS_, int TILED_SCALE, int TILED_ROUNDS_,
+          int TILED_STEPS>
 struct tuning_shape {
     static constexpr int THREADS = THREADS_, ITEMS = ITEMS_;
     static constexpr int TILE = THREADS * ITEMS;
@@ -389,6 +415,7 @@ struct tuning_shape {
     static constexpr int TILED_TILE = TILED_THREADS * ITEMS;
     static constexpr int TILED_ROUNDS = TILED_ROUNDS_;
     static constexpr int TILED_SPAN = TILED_TILE * TILED_ROUNDS;
+    static constexpr int TILED_STEP = TILED_STEPS > 0 ? TILED_SPAN / TILED_STEPS : 1;
     static constexpr int TILED_MIN_BLOCKS = GM_TILED_MIN_BLOCKS;
     static constexpr int MULTI_THREADS = 2 * THREADS / MULTI_FOLD; /* 256 folded */
     static constexpr int MULTI_ITEMS = ITEMS * MULTI_FOLD + MULTI_FOLD - 1;
@@ -404,12 +431,14 @@ template <>
 struct tuning<int32_t> : tuning_shape<GM_I32_THREADS, GM_I32_ITEMS, GM_I32_MULTI_FOLD,
                                        GM_I32_MULTI_MIN_BLOCKS, GM_I32_MULTI_PIPELINED,
                                        GM_I32_CIRC_THREADS, GM_I32_CIRC_ITEMS,
-                                       GM_I32_TILED_SCALE, GM_I32_TILED_ROUNDS> {};
+                                       GM_I32_TILED_SCALE, GM_I32_TILED_ROUNDS,
+                                       GM_I32_TILED_STEPS> {};
 template <>
 struct tuning<int64_t> : tuning_shape<GM_I64_THREADS, GM_I64_ITEMS, GM_I64_MULTI_FOLD,
                                        GM_I64_MULTI_MIN_BLOCKS, GM_I64_MULTI_PIPELINED,
                                        GM_I64_CIRC_THREADS, GM_I64_CIRC_ITEMS,
-                                       GM_I64_TILED_SCALE, GM_I64_TILED_ROUNDS> {};
+                                       GM_I64_TILED_SCALE, GM_I64_TILED_ROUNDS,
+                                       GM_I64_TILED_STEPS> {};
 
 /* Threads one multiprocessor holds: 1024 on sm_75 (Turing), 2048 on the others we
  * build for. __launch_bounds__ minimums are capped by it. */
@@ -473,6 +502,9 @@ struct pass_desc {
     const int64_t *tile0;  /* run_len == 0: first tile of pair p, tile0[npairs] = ntiles */
     int64_t pair[3];       /* run_len == 0 and bounds null: the one pair, [pair[0],
                               pair[1]) and [pair[1], pair[2]) (no copy to the device) */
+    int64_t step;          /* the partition's co-ranks are coarse (merge_tiled.cu):
+                              entry g is the first position of the step of `step`
+                              keys holding tile g's co-rank; 1: exact */
     bool dependent;        /* the merge kernel launched as dependent on the partition
                               (see gm_after_previous) */
     int64_t npairs;
@@ -745,15 +777,6 @@ __device__ __forceinline__ void merge_share_in_place(K *s, bool has, int a_at, i
     }
 }
 
-/* merge_tile for a whole tile (k0 = 0) with the merged keys staged where the inputs
- * were: thread t's outputs, from k = t * ITEMS, land at s[k]. */
-template <typename K, int ITEMS, bool DESC>
-__device__ __forceinline__ void merge_tile_in_place(K *s, int a_at, int la, int b_at, int lb)
-{
-    int k = threadIdx.x * ITEMS;
-    merge_share_in_place<K, ITEMS, DESC>(s, k < la + lb, a_at, la, b_at, lb, k, k);
-}
-
 /* ------------------------------------------------------------------ launchers */
 
 /* Host launchers of the partition kernel and of the three merge kernels
@@ -774,6 +797,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask,
 /* Whether a tiled pass of ntiles tiles skips the partition: launch_merge_tiled with
  * coranks null, and every block searches for itself. */
 bool tiled_searches_itself(int64_t ntiles);
+/* The step of a tiled pass's partition (pass_desc.step) for ntiles tiles. */
+template <typename K> int64_t tiled_partition_step(int64_t ntiles);
 template <typename K>
 int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
                           const int64_t *coranks, cudaStream_t s, gm_status *st);

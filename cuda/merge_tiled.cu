@@ -16,14 +16,23 @@
  */
 #include "common.cuh"
 
-/* corank_by_group_in (common.cuh) over the whole of the pair at lo, mid, hi. */
+/* corank_by_group_in (common.cuh) over the whole of the pair at lo, mid, hi. With
+ * step > 1 the coarse co-rank: the first position of the step's worth of positions
+ * that holds the co-rank, the step counted from the pair's start (see the coarse
+ * partition below). */
 template <typename K, int LANES>
 __device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
-                                          int64_t k, K mask, int lane)
+                                          int64_t k, K mask, int lane, int64_t step = 1)
 {
     int64_t lo, hi;
     gm_corank_bounds_i64(k, mid - lo_, hi_ - mid, &lo, &hi);
-    return corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo, hi, mask, lane);
+    if (step == 1)
+        return corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo, hi, mask, lane);
+    /* The last whole step j s not past the co-rank; lo / step itself is never probed
+     * (probes lie in (lo, hi]), so it stands for lo when lo is not a whole step. */
+    int64_t j = corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo / step, hi / step, mask,
+                                             lane, step);
+    return j * step > lo ? j * step : lo;
 }
 
 /*
@@ -48,7 +57,7 @@ __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
     if (g >= d.ntiles)
         return;
     tile_place t = place_tile(d, g);
-    int64_t i = corank_by_group<K, LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane);
+    int64_t i = corank_by_group<K, LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane, d.step);
     if (lane == 0)
         coranks[g] = i;
 }
@@ -141,6 +150,27 @@ partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
         coranks[g] = i;
 }
 
+/*
+ * The coarse partition (pass_desc.step = s > 1: every pass of the tiled kernel
+ * that has a partition kernel, unless GM_PARTITION_LANES=2 forces the bracketed
+ * one): partition_kernel finds each tile's co-rank only to within a step of s
+ * positions, by a search that probes whole steps alone (a[j s - 1] against
+ * b[k - j s]; a tile starts at a whole number of steps, so k - j s is one too).
+ * All the searches of a pass then read the same 2 (m + n) / s keys, which the
+ * first searches bring into L2, where the exact partition's scattered loads go to
+ * DRAM at about 20 a tile. The merge block loads a window from the start of its
+ * first output's step to the end of its next tile's, at most 2 (s - 1) keys more
+ * than its slices (about half a tile more, from L2: its neighbours load the same
+ * keys), and its threads' co-rank searches in shared memory, offset by the keys of
+ * the window that come before the tile, do the rest. On an H200 the 2^28 int32
+ * merge went from 573 us (88.5% of a copy) to 542-546 (93.6-94.1%).
+ */
+/* Lanes a tile of the coarse partition past GM_PARTITION_8_LANES_MAX tiles (`kernels
+ * 28 merge` on an H200, steps of 1088 keys: 1, 2 and 4 lanes within 2 us). */
+#ifndef GM_COARSE_LANES
+#define GM_COARSE_LANES 1
+#endif
+
 /* Whether the tiled kernel's blocks search their co-ranks themselves (no partition
  * kernel) for a pass of ntiles tiles. */
 bool tiled_searches_itself(int64_t ntiles)
@@ -150,13 +180,24 @@ bool tiled_searches_itself(int64_t ntiles)
     return ntiles <= GM_TILED_SELF_SEARCH_MAX;
 }
 
-/* Lanes per tile for a pass of ntiles tiles (see partition_kernel); 2 stands for
- * the bracketed partition. */
-static int partition_lanes_for(int64_t ntiles)
+/* Lanes per tile for a pass of ntiles tiles (see partition_kernel), for an exact
+ * partition or a coarse one, or BRACKETED (exact only; GM_PARTITION_LANES=2). */
+constexpr int BRACKETED = 0;
+static int partition_lanes_for(int64_t ntiles, bool coarse)
 {
-    if (gm_device_tuning.partition_lanes > 0)
-        return gm_device_tuning.partition_lanes;
-    return ntiles <= GM_PARTITION_32_LANES_MAX ? 32 : ntiles <= GM_PARTITION_8_LANES_MAX ? 8 : 2;
+    int forced = gm_device_tuning.partition_lanes;
+    if (forced > 0)
+        return forced == 2 ? BRACKETED : forced;
+    return ntiles <= GM_PARTITION_32_LANES_MAX ? 32
+           : ntiles <= GM_PARTITION_8_LANES_MAX ? 8
+           : coarse                             ? GM_COARSE_LANES
+                                                : BRACKETED;
+}
+
+template <typename K> int64_t tiled_partition_step(int64_t ntiles)
+{
+    constexpr int STEP = tuning<K>::TILED_STEP;
+    return STEP > 1 && partition_lanes_for(ntiles, true) != BRACKETED ? STEP : 1;
 }
 
 template <typename K, int LANES>
@@ -176,14 +217,16 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
 {
     if (d.ntiles == 0)
         return GM_OK;
-    switch (partition_lanes_for(d.ntiles)) {
+    switch (partition_lanes_for(d.ntiles, d.step > 1)) {
     case 32:
         return launch_partition_lanes<K, 32>(src, d, mask, coranks, s, st);
     case 8:
         return launch_partition_lanes<K, 8>(src, d, mask, coranks, s, st);
     case 4:
         return launch_partition_lanes<K, 4>(src, d, mask, coranks, s, st);
-    case 2: {
+    case 2:
+        return launch_partition_lanes<K, 2>(src, d, mask, coranks, s, st);
+    case BRACKETED: {
         unsigned blocks = (unsigned)((d.ntiles + BRACKET_TILES - 1) / BRACKET_TILES);
         GM_LAUNCH("partition_bracketed_kernel", st, false, partition_bracketed_kernel<K>,
                   blocks, BRACKET_TILES * BRACKET_LANES, 0, s, src, d, mask, coranks);
@@ -194,24 +237,53 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
     }
 }
 
-/* What a block needs to load and merge tile g: its place and the slices of a and
- * b it consumes, read from the partition (or searched: see the kernel). */
+/* Where a co-rank of output k lies, given the partition's entry lo for it: at lo
+ * itself, or for a coarse partition (step > 1) anywhere in lo's step, as far as the
+ * pair allows (at most k, and m, a's keys). */
+template <typename K>
+__device__ inline int64_t corank_step_end(int64_t lo, int64_t step, int64_t k, int64_t m)
+{
+    if (step == 1)
+        return lo;
+    constexpr int64_t STEP = tuning<K>::TILED_STEP; /* = step (tiled_partition_step) */
+    int64_t hi = lo / STEP * STEP + STEP - 1, most = k < m ? k : m;
+    return hi < most ? hi : most;
+}
+
+/* What a block needs to load and merge tile g: its place and the windows of a and b
+ * it loads, from the partition's entries (or the co-ranks it searched: see the
+ * kernel). With exact co-ranks the windows are the slices the tile consumes; with a
+ * coarse partition they reach from the start of the first output's step to the end
+ * of the next tile's, and the tile's outputs are outputs skip .. skip + cnt - 1 of
+ * the windows' merge. */
 struct tile_job {
     tile_place t;
-    int64_t a0, la; /* a's slice: [a0, a0 + la) of the pair's a */
-    int64_t b0;     /* b's slice starts at b0; it has cnt - la keys */
-    int64_t cnt;
+    int64_t a0, la; /* a's window: [a0, a0 + la) of the pair's a */
+    int64_t b0, lb; /* b's window */
+    int64_t skip;   /* keys of the windows merged before the tile's first output */
+    int64_t cnt;    /* the tile's outputs */
 };
 
+template <typename K>
 __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *coranks,
                                        const int64_t *searched, int64_t g)
 {
     tile_job j;
     j.t = place_tile(d, g);
-    j.a0 = coranks ? coranks[g] : searched[0];
-    int64_t a1 = j.t.last_of_pair ? j.t.mid - j.t.lo : coranks ? coranks[g + 1] : searched[1];
-    j.la = a1 - j.a0;
-    j.b0 = j.t.k0 - j.a0;
+    int64_t m = j.t.mid - j.t.lo, step = coranks ? d.step : 1;
+    /* The co-ranks of the tile's first output, in [s_lo, s_hi], and of the next
+     * tile's, in [e_lo, e_hi]. */
+    int64_t s_lo = coranks ? coranks[g] : searched[0];
+    int64_t s_hi = corank_step_end<K>(s_lo, step, j.t.k0, m);
+    int64_t e_lo = j.t.last_of_pair ? m : coranks ? coranks[g + 1] : searched[1];
+    int64_t e_hi = j.t.last_of_pair ? m : corank_step_end<K>(e_lo, step, j.t.k1, m);
+    /* Both inputs' positions rise along the output: a's window runs from a's least
+     * start to its greatest end, b's (at k - i) from k0 - s_hi to k1 - e_lo. */
+    j.a0 = s_lo;
+    j.la = e_hi - s_lo;
+    j.b0 = j.t.k0 - s_hi;
+    j.lb = j.t.k1 - e_lo - j.b0;
+    j.skip = s_hi - s_lo;
     j.cnt = j.t.k1 - j.t.k0;
     return j;
 }
@@ -242,11 +314,13 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
     constexpr int THREADS = tuning<K>::TILED_THREADS, ITEMS = tuning<K>::ITEMS;
     constexpr int TILE = tuning<K>::TILED_TILE, VEC = chunked_slices<K, 2>::VEC;
     constexpr int ROUNDS = tuning<K>::TILED_ROUNDS, SPAN = tuning<K>::TILED_SPAN;
-    /* The slices' chunks (SPAN + 4 VEC keys at most), then room for merge_items to
+    constexpr int STEP = tuning<K>::TILED_STEP;
+    /* The windows' chunks (SPAN keys, 2 (STEP - 1) more for a coarse partition's
+     * windows, and 4 VEC at most for the chunks' ends), then room for merge_items to
      * read up to ITEMS keys past the end of a slice. */
-    constexpr int BUF = (SPAN + 4 * VEC + ITEMS + VEC) / VEC * VEC;
+    constexpr int BUF = (SPAN + 2 * (STEP - 1) + 4 * VEC + ITEMS + VEC) / VEC * VEC;
     /* A span of one round stages its merged keys where its slices were (see
-     * merge_tile_in_place): no second tile of shared memory, so more blocks fit
+     * merge_share_in_place): no second tile of shared memory, so more blocks fit
      * (8 of 256 threads against 7 for int32 keys: 2^28 keys merged in 575 us
      * against 578, the merge kernel alone in 519 against 525, on an H200). A
      * span of several rounds stages each through a tile of its own, since the
@@ -272,44 +346,60 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
         }
         __syncthreads();
     }
-    /* Only what the merge and the store need stays live past this block: keeping
-     * the tile's description around costs registers, and registers cost occupancy. */
-    int la, lb, a_at, b_at;
-    K *out;
+    /* Only what the merge needs stays in registers past this block: keeping the
+     * tile's description around costs registers, and registers cost occupancy (at
+     * 32 a thread, the store's destination and count would spill). Thread 0 leaves
+     * those two in shared memory for after the merge. */
+    __shared__ K *out_at;
+    __shared__ int out_cnt;
+    int la, lb, a_at, b_at, skip;
     {
-        tile_job job = tile_job_of(d, coranks, searched, blockIdx.x);
+        tile_job job = tile_job_of<K>(d, coranks, searched, blockIdx.x);
         la = (int)job.la;
-        lb = (int)(job.cnt - job.la);
+        lb = (int)job.lb;
+        skip = (int)job.skip;
         const K *slice[2] = { src + job.t.lo + job.a0, src + job.t.mid + job.b0 };
         chunked_slices<K, 2> l(slice, { la, lb });
         l.template fetch<THREADS>(in);
         a_at = l.at[0];
         b_at = l.at[1];
-        out = dst + job.t.lo + job.t.k0;
+        if (threadIdx.x == 0) {
+            out_at = dst + job.t.lo + job.t.k0;
+            out_cnt = (int)job.cnt;
+        }
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
+    int cnt = out_cnt;
 
+    /* Thread t merges outputs t ITEMS .. of the tile (of each round's TILE): those
+     * from skip + t ITEMS on of the windows' merge. */
     if constexpr (IN_PLACE) {
+        int k = threadIdx.x * ITEMS;
         if (mask == 0)
-            merge_tile_in_place<K, ITEMS, false>(in, a_at, la, b_at, lb);
+            merge_share_in_place<K, ITEMS, false>(in, k < cnt, a_at, la, b_at, lb, skip + k, k);
         else
-            merge_tile_in_place<K, ITEMS, true>(in, a_at, la, b_at, lb);
+            merge_share_in_place<K, ITEMS, true>(in, k < cnt, a_at, la, b_at, lb, skip + k, k);
         __syncthreads();
-        store_tile<K, THREADS>(out, in, la + lb);
+        store_tile<K, THREADS>(out_at, in, out_cnt);
     } else {
+        K *out = out_at;
         /* The span's outputs TILE at a time through the staging tile. */
 #pragma unroll 1
-        for (int r = 0, k0 = 0; r < ROUNDS && k0 < la + lb; r++, k0 += TILE) {
+        for (int r = 0, k0 = 0; r < ROUNDS && k0 < cnt; r++, k0 += TILE) {
             if (r > 0)
                 __syncthreads(); /* the last round's keys are stored */
-            if (mask == 0)
-                merge_tile<K, ITEMS, false>(in, a_at, la, b_at, lb, stage, k0);
-            else
-                merge_tile<K, ITEMS, true>(in, a_at, la, b_at, lb, stage, k0);
+            int k = k0 + threadIdx.x * ITEMS;
+            if (k < cnt) {
+                K *to = stage + threadIdx.x * ITEMS;
+                if (mask == 0)
+                    merge_share<K, ITEMS, false>(in, a_at, la, b_at, lb, skip + k, to);
+                else
+                    merge_share<K, ITEMS, true>(in, a_at, la, b_at, lb, skip + k, to);
+            }
             __syncthreads();
-            store_tile<K, THREADS>(out + k0, stage, la + lb - k0 < TILE ? la + lb - k0 : TILE);
+            store_tile<K, THREADS>(out + k0, stage, cnt - k0 < TILE ? cnt - k0 : TILE);
         }
     }
 }
@@ -321,8 +411,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
     if (d.ntiles == 0)
         return GM_OK;
     /* All of the multiprocessor's L1 as shared memory: the resident blocks are
-     * counted in shared memory (int64 keys on sm_90: 8 at 28 KB each) or threads
-     * (int32: 8 of 256 at 18 KB), never in L1's use. */
+     * counted in threads and shared memory (on sm_90, 8 of 256 threads at 26 KB
+     * each for int32 keys, 28 KB for int64), never in L1's use. */
     int rc = set_attribute_once<merge_tiled_kernel<K>,
                                 cudaFuncAttributePreferredSharedMemoryCarveout>(
         (int)cudaSharedmemCarveoutMaxShared, st);
@@ -337,6 +427,7 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
     template int launch_partition<K>(const K *, const pass_desc &, K, int64_t *,           \
                                      cudaStream_t, gm_status *);                           \
     template int launch_merge_tiled<K>(const K *, K *, const pass_desc &, K,               \
-                                       const int64_t *, cudaStream_t, gm_status *);
+                                       const int64_t *, cudaStream_t, gm_status *);       \
+    template int64_t tiled_partition_step<K>(int64_t);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)

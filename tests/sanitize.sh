@@ -54,13 +54,16 @@ for tool in "${tools[@]}"; do
     runs=0 wrong=0
     # tiled4: the sort with --kernel=tiled and its four-way passes forced
     # (GM_SORT_WAYS=4; by size they start at 256 MB of keys); tiledb: --kernel=tiled
-    # with the bracketed partition forced (GM_PARTITION_LANES=2; by size it starts
-    # at 8193 tiles); circular3: --kernel=circular with three blocks
-    # (GM_CIRCULAR_BLOCKS=3), so that each walks many tiles.
-    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb circular circular3}; do
+    # with the exact bracketed partition forced (GM_PARTITION_LANES=2); tiledc:
+    # --kernel=tiled with the coarse partition and its blocks' windows
+    # (GM_PARTITION_LANES=1; by size a partition starts at 1025 tiles);
+    # circular3: --kernel=circular with three blocks (GM_CIRCULAR_BLOCKS=3), so
+    # that each walks many tiles.
+    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb tiledc circular circular3}; do
         ways="" lanes="" blocks=""
         [ $kernel = tiled4 ] && ways=4
         [ $kernel = tiledb ] && lanes=2
+        [ $kernel = tiledc ] && lanes=1
         [ $kernel = circular3 ] && blocks=3
         for w in 0 1; do
             for dirn in up down; do
@@ -70,9 +73,11 @@ for tool in "${tools[@]}"; do
                 for op in "merge $r" "merge $r -u" "sort $r" "sort $r -u"; do
                     set -- $op
                     [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
-                    k=${kernel%4}
-                    k=${k%b}
-                    k=${k%3}
+                    case $kernel in
+                    tiled?) k=tiled ;;
+                    circular3) k=circular ;;
+                    *) k=$kernel ;;
+                    esac
                     what="gpumerge $op --kernel=$k"
                     [ -n "$ways" ] && what="GM_SORT_WAYS=$ways $what"
                     [ -n "$lanes" ] && what="GM_PARTITION_LANES=$lanes $what"

@@ -122,7 +122,8 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
  * gm_tuning_from_environment), since the sizes here would reach only some of their
  * paths: a merge with the tiled kernel per way of finding its tiles' co-ranks
  * (GM_PARTITION_LANES: as the size picks, each block by itself -1, bracketed 2, one
- * lane a tile 1), with the circular kernel with its usual grid and with three
+ * lane a tile 1, which makes the partition coarse and the blocks load windows: see
+ * cuda/merge_tiled.cu), with the circular kernel with its usual grid and with three
  * blocks (GM_CIRCULAR_BLOCKS=3), whose segments then span many tiles and so many
  * turns of the rings; a sort with the tiled passes as the size picks them and with
  * four-way passes wherever three runs or more are left (GM_SORT_WAYS=4: by size
