@@ -290,19 +290,20 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
 
 /*
  * One tile of the pass (a span: TILED_ROUNDS tiles of TILE keys) per block: its
- * slices loaded at once, then merged TILE outputs at a time through the staging
- * tile (or, for one round, staged in place). Several blocks are resident on each
+ * windows (its slices, and with a coarse partition up to two steps more) loaded at
+ * once, then merged TILE outputs at a time through the staging tile (or, for one
+ * round, staged in place). Several blocks are resident on each
  * multiprocessor (32 registers a thread; shared memory for the span, and for a
  * staging tile when ROUNDS > 1), so while some wait for their slices others merge:
  * the occupancy hides the memory latency. (A persistent version that
  * fetched its next tile while merging the current one was slower, 61% of copy
  * bandwidth at 2^28 keys against 69% then: its extra state cost occupancy.) On an
- * H200 a merge of 2^28 int32 keys (partition and this kernel) runs at 88.9% of a
+ * H200 a merge of 2^28 int32 keys (partition and this kernel) runs at 93-95% of a
  * device-to-device copy; what took it there from 60%: a merge that keeps each
  * input's next key in a register (merge_items), a store loop kept rolled, which
  * halved the registers the compiler wanted and ended the spills at the 32-register
- * cap, then one round staged in place and the bracketed partition
- * (bench/RESULTS.md).
+ * cap, then one round staged in place, the bracketed partition (88.9%), and the
+ * coarse partition with its windows (bench/RESULTS.md).
  */
 template <typename K>
 __global__ void __launch_bounds__(tuning<K>::TILED_THREADS,
