@@ -502,9 +502,10 @@ struct pass_desc {
     const int64_t *tile0;  /* run_len == 0: first tile of pair p, tile0[npairs] = ntiles */
     int64_t pair[3];       /* run_len == 0 and bounds null: the one pair, [pair[0],
                               pair[1]) and [pair[1], pair[2]) (no copy to the device) */
-    int64_t step;          /* the partition's co-ranks are coarse (merge_tiled.cu):
-                              entry g is the first position of the step of `step`
-                              keys holding tile g's co-rank; 1: exact */
+    bool coarse;           /* the partition's co-ranks are coarse (merge_tiled.cu):
+                              entry g is the first position of the step of
+                              tuning<K>::TILED_STEP keys holding tile g's co-rank;
+                              else exact */
     bool dependent;        /* the merge kernel launched as dependent on the partition
                               (see gm_after_previous) */
     int64_t npairs;
@@ -797,8 +798,8 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask,
 /* Whether a tiled pass of ntiles tiles skips the partition: launch_merge_tiled with
  * coranks null, and every block searches for itself. */
 bool tiled_searches_itself(int64_t ntiles);
-/* The step of a tiled pass's partition (pass_desc.step) for ntiles tiles. */
-template <typename K> int64_t tiled_partition_step(int64_t ntiles);
+/* Whether a tiled pass of ntiles tiles has a coarse partition (pass_desc.coarse). */
+template <typename K> bool tiled_partition_coarse(int64_t ntiles);
 template <typename K>
 int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
                           const int64_t *coranks, cudaStream_t s, gm_status *st);

@@ -243,14 +243,14 @@ int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_
         d.bounds = dev_scratch;
         d.tile0 = dev_scratch + 2 * d.npairs + 1;
     }
-    d.step = 1;
+    d.coarse = false;
     if (kernel == GM_KERNEL_BASIC) /* each thread searches for itself */
         return launch_merge_basic<K>(src, dst, d, mask, s, st);
     /* Partition, then merge; or the tiled kernel's blocks search for themselves. */
     if (kernel == GM_KERNEL_TILED && tiled_searches_itself(d.ntiles))
         return launch_merge_tiled<K>(src, dst, d, mask, nullptr, s, st);
     if (kernel == GM_KERNEL_TILED)
-        d.step = tiled_partition_step<K>(d.ntiles);
+        d.coarse = tiled_partition_coarse<K>(d.ntiles);
     int rc = launch_partition<K>(src, d, mask, coranks, s, st);
     if (rc)
         return rc;

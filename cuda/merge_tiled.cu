@@ -57,7 +57,8 @@ __global__ void partition_kernel(const K *__restrict__ src, pass_desc d, K mask,
     if (g >= d.ntiles)
         return;
     tile_place t = place_tile(d, g);
-    int64_t i = corank_by_group<K, LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane, d.step);
+    int64_t i = corank_by_group<K, LANES>(src, t.lo, t.mid, t.hi, t.k0, mask, lane,
+                                          d.coarse ? tuning<K>::TILED_STEP : 1);
     if (lane == 0)
         coranks[g] = i;
 }
@@ -151,10 +152,10 @@ partition_bracketed_kernel(const K *__restrict__ src, pass_desc d, K mask,
 }
 
 /*
- * The coarse partition (pass_desc.step = s > 1: every pass of the tiled kernel
- * that has a partition kernel, unless GM_PARTITION_LANES=2 forces the bracketed
- * one): partition_kernel finds each tile's co-rank only to within a step of s
- * positions, by a search that probes whole steps alone (a[j s - 1] against
+ * The coarse partition (pass_desc.coarse; s = TILED_STEP; every pass of the tiled
+ * kernel that has a partition kernel, unless GM_PARTITION_LANES=2 forces the
+ * bracketed one): partition_kernel finds each tile's co-rank only to within a step
+ * of s positions, by a search that probes whole steps alone (a[j s - 1] against
  * b[k - j s]; a tile starts at a whole number of steps, so k - j s is one too).
  * All the searches of a pass then read the same 2 (m + n) / s keys, which the
  * first searches bring into L2, where the exact partition's scattered loads go to
@@ -194,10 +195,9 @@ static int partition_lanes_for(int64_t ntiles, bool coarse)
                                                 : BRACKETED;
 }
 
-template <typename K> int64_t tiled_partition_step(int64_t ntiles)
+template <typename K> bool tiled_partition_coarse(int64_t ntiles)
 {
-    constexpr int STEP = tuning<K>::TILED_STEP;
-    return STEP > 1 && partition_lanes_for(ntiles, true) != BRACKETED ? STEP : 1;
+    return tuning<K>::TILED_STEP > 1 && partition_lanes_for(ntiles, true) != BRACKETED;
 }
 
 template <typename K, int LANES>
@@ -217,7 +217,7 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
 {
     if (d.ntiles == 0)
         return GM_OK;
-    switch (partition_lanes_for(d.ntiles, d.step > 1)) {
+    switch (partition_lanes_for(d.ntiles, d.coarse)) {
     case 32:
         return launch_partition_lanes<K, 32>(src, d, mask, coranks, s, st);
     case 8:
@@ -238,14 +238,14 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
 }
 
 /* Where a co-rank of output k lies, given the partition's entry lo for it: at lo
- * itself, or for a coarse partition (step > 1) anywhere in lo's step, as far as the
- * pair allows (at most k, and m, a's keys). */
+ * itself, or for a coarse partition anywhere in lo's step, as far as the pair
+ * allows (at most k, and m, a's keys). */
 template <typename K>
-__device__ inline int64_t corank_step_end(int64_t lo, int64_t step, int64_t k, int64_t m)
+__device__ inline int64_t corank_step_end(int64_t lo, bool coarse, int64_t k, int64_t m)
 {
-    if (step == 1)
+    if (!coarse)
         return lo;
-    constexpr int64_t STEP = tuning<K>::TILED_STEP; /* = step (tiled_partition_step) */
+    constexpr int64_t STEP = tuning<K>::TILED_STEP;
     int64_t hi = lo / STEP * STEP + STEP - 1, most = k < m ? k : m;
     return hi < most ? hi : most;
 }
@@ -270,13 +270,14 @@ __device__ inline tile_job tile_job_of(const pass_desc &d, const int64_t *corank
 {
     tile_job j;
     j.t = place_tile(d, g);
-    int64_t m = j.t.mid - j.t.lo, step = coranks ? d.step : 1;
+    int64_t m = j.t.mid - j.t.lo;
+    bool coarse = coranks && d.coarse;
     /* The co-ranks of the tile's first output, in [s_lo, s_hi], and of the next
      * tile's, in [e_lo, e_hi]. */
     int64_t s_lo = coranks ? coranks[g] : searched[0];
-    int64_t s_hi = corank_step_end<K>(s_lo, step, j.t.k0, m);
+    int64_t s_hi = corank_step_end<K>(s_lo, coarse, j.t.k0, m);
     int64_t e_lo = j.t.last_of_pair ? m : coranks ? coranks[g + 1] : searched[1];
-    int64_t e_hi = j.t.last_of_pair ? m : corank_step_end<K>(e_lo, step, j.t.k1, m);
+    int64_t e_hi = j.t.last_of_pair ? m : corank_step_end<K>(e_lo, coarse, j.t.k1, m);
     /* Both inputs' positions rise along the output: a's window runs from a's least
      * start to its greatest end, b's (at k - i) from k0 - s_hi to k1 - e_lo. */
     j.a0 = s_lo;
@@ -429,6 +430,6 @@ int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const i
                                      cudaStream_t, gm_status *);                           \
     template int launch_merge_tiled<K>(const K *, K *, const pass_desc &, K,               \
                                        const int64_t *, cudaStream_t, gm_status *);       \
-    template int64_t tiled_partition_step<K>(int64_t);
+    template bool tiled_partition_coarse<K>(int64_t);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)
