@@ -18,7 +18,6 @@
 
 #include "common.cuh"
 
-
 /*
  * Batcher's odd-even merge sort as a comparator network for N keys (Knuth, TAOCP
  * 5.3.4): the network for the next power of two, less the comparators that touch

@@ -348,10 +348,10 @@ Test(gpu, merge_k_way, .timeout = 600)
 
 /* ---------------------------------------------------------------- sort */
 
-/* With the tiled kernel (auto's choice for a sort) the sort runs twice: with the
+/* Sorts k on the GPU with kernel and on the CPU, and compares. With the tiled
+ * kernel (auto's choice for a sort) the GPU sorts twice (sort_forced): with the
  * passes it picks by size (two-way below GM_MULTI_MIN_BYTES, every size here but
- * the largest) and with four-way passes forced (GM_SORT_WAYS=4, cuda/gpu.cu). */
-/* Sorts k on the GPU with kernel and on the CPU, and compares. */
+ * the largest) and with four-way passes forced. */
 static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
 {
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
