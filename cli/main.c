@@ -13,6 +13,14 @@
 
 enum { EXIT_OK = 0, EXIT_DISORDER = 1, EXIT_TROUBLE = 2 };
 
+/* The core's messages (-v, notices, --progress) go to standard error. */
+static void print_message(void *ctx, gm_message kind, const char *text)
+{
+    (void)ctx;
+    (void)kind;
+    fprintf(stderr, "gpumerge: %s\n", text);
+}
+
 int main(int argc, char **argv)
 {
     gm_status st = { GM_OK, "" };
@@ -30,18 +38,8 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     }
 
-    int rc;
-    switch (cli.command) {
-    case GM_CMD_MERGE:
-        rc = gm_merge(&cli.config, cli.files, cli.nfiles, &st);
-        break;
-    case GM_CMD_SORT:
-        rc = gm_sort(&cli.config, cli.files, cli.nfiles, &st);
-        break;
-    default:
-        rc = gm_check(&cli.config, cli.files, cli.nfiles, &st);
-        break;
-    }
+    cli.config.message = print_message;
+    int rc = gm_run(cli.op, &cli.config, cli.files, cli.nfiles, &st);
     switch (rc) {
     case GM_OK:
         return EXIT_OK;

@@ -98,7 +98,8 @@ int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
             char q[256];
             return usage_error(st, "unknown command: %s", gm_quote(argv[1], q, sizeof q));
         }
-        cli->command = (gm_command)(GM_CMD_MERGE + c);
+        cli->op = (gm_op)(GM_OP_MERGE + c);
+        cli->have_op = 1;
         first = 2;
     }
 
@@ -162,9 +163,9 @@ int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
             return usage_error(st, "unrecognized option '%s'", sub_argv[optind - 1]);
         }
     }
-    if (cli->command == GM_CMD_NONE)
+    if (!cli->have_op)
         return usage_error(st, "%s", "missing command (merge, sort or check)");
-    if (cli->command == GM_CMD_CHECK && cli->config.output)
+    if (cli->op == GM_OP_CHECK && cli->config.output)
         return usage_error(st, "%s", "check writes no output: -o is not allowed");
     cli->files = sub_argv + optind;
     cli->nfiles = sub_argc - optind;

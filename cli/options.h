@@ -9,10 +9,9 @@
 
 #include "../core/gm.h"
 
-typedef enum gm_command { GM_CMD_NONE, GM_CMD_MERGE, GM_CMD_SORT, GM_CMD_CHECK } gm_command;
-
 typedef struct gm_cli {
-    gm_command command;
+    int have_op;    /* a subcommand was given */
+    gm_op op;
     gm_config config;
     char **files;   /* operands, in order */
     int nfiles;

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "gm.h"
+#include "types.h"
 
 #ifdef __cplusplus
 extern "C" { /* the benchmark and GPU tests compare against it from C++ too */

@@ -133,7 +133,7 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (rc == GM_OK || cfg->device == GM_DEVICE_GPU)
         return rc;
     /* auto: the GPU could not do it; say why and use the CPU. */
-    fprintf(stderr, "gpumerge: notice: %s; using the CPU\n", st->msg);
+    gm_say(cfg, GM_MSG_NOTICE, "notice: %s; using the CPU", st->msg);
     rep->device = GM_DEVICE_CPU;
     snprintf(rep->reason, sizeof rep->reason, "auto: fell back to the CPU");
     return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);

@@ -14,8 +14,6 @@
 
 #include "gm.h"
 
-typedef enum gm_op { GM_OP_MERGE, GM_OP_SORT } gm_op;
-
 /* Stage timings and the plan actually carried out, for -v. */
 typedef struct gm_engine_report {
     gm_device device;     /* cpu or gpu */

@@ -19,8 +19,6 @@
 #include "output.h"
 #include "util.h"
 
-typedef enum cmd { CMD_MERGE, CMD_SORT, CMD_CHECK } cmd;
-
 struct timing {
     double read, parse, gather, engine, format, write, output;
 };
@@ -67,22 +65,22 @@ static void print_report(const gm_config *cfg, const char *what, int nins, const
 {
     if (!cfg->verbose)
         return;
-    gm_log(1, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what, nins,
+    gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what, nins,
            nins == 1 ? "" : "s", (long long)k->n, (int)k->width * 8,
            rep->device == GM_DEVICE_GPU ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
-    gm_log(1, "device: %s", rep->reason);
+    gm_say(cfg, GM_MSG_VERBOSE, "device: %s", rep->reason);
     if (rep->device == GM_DEVICE_GPU)
-        gm_log(1, "gpu: %s, kernel %s, %d merge pass%s%s", rep->gpu_name,
+        gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s, kernel %s, %d merge pass%s%s", rep->gpu_name,
                gm_kernel_name(rep->kernel), rep->passes, rep->passes == 1 ? "" : "es",
                rep->deduplicated ? ", -u on the device" : "");
-    gm_log(1, "time: read %.3f s", t->read);
-    gm_log(1, "time: parse %.3f s (and %.3f s to gather the keys)", t->parse, t->gather);
+    gm_say(cfg, GM_MSG_VERBOSE, "time: read %.3f s", t->read);
+    gm_say(cfg, GM_MSG_VERBOSE, "time: parse %.3f s (and %.3f s to gather the keys)", t->parse, t->gather);
     if (rep->device == GM_DEVICE_GPU)
-        gm_log(1, "time: %s %.3f s (host to device %.3f s, kernels %.3f s, device to host %.3f s)",
+        gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s (host to device %.3f s, kernels %.3f s, device to host %.3f s)",
                what, t->engine, rep->h2d, rep->kernel_s, rep->d2h);
     else
-        gm_log(1, "time: %s %.3f s", what, t->engine);
-    gm_log(1, "time: format %.3f s, write %.3f s (overlapped: %.3f s in all)", t->format,
+        gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s", what, t->engine);
+    gm_say(cfg, GM_MSG_VERBOSE, "time: format %.3f s, write %.3f s (overlapped: %.3f s in all)", t->format,
            t->write, t->output);
 }
 
@@ -154,7 +152,7 @@ static int read_keys(gm_input *ins, int nnames, int merging, const gm_config *cf
     return rc;
 }
 
-static int run(const gm_config *cfg, cmd c, char *const *names, int nnames, gm_status *st)
+int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_status *st)
 {
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
@@ -173,23 +171,23 @@ static int run(const gm_config *cfg, cmd c, char *const *names, int nnames, gm_s
         return gm_fail(st, GM_ENOMEM, "out of memory");
     }
     int rc = open_inputs(ins, names, nnames, st);
-    if (!rc && c == CMD_CHECK)
+    if (!rc && c == GM_OP_CHECK)
         rc = check_inputs(cfg, ins, nnames, nthreads, st);
-    if (!rc && c != CMD_CHECK && cfg->device == GM_DEVICE_GPU) {
+    if (!rc && c != GM_OP_CHECK && cfg->device == GM_DEVICE_GPU) {
         /* Fail before reading gigabytes if the GPU cannot be used at all. */
         gm_gpu_info info;
         rc = gm_gpu_probe(&info, st);
         if (rc)
             close_inputs(ins, nnames);
     }
-    if (rc || c == CMD_CHECK) {
+    if (rc || c == GM_OP_CHECK) {
         free(ins);
         free(offsets);
         return rc;
     }
 
     gm_keys keys = { NULL, 0, GM_I32 };
-    rc = read_keys(ins, nnames, c == CMD_MERGE, cfg, nthreads, &keys, offsets, &t, st);
+    rc = read_keys(ins, nnames, c == GM_OP_MERGE, cfg, nthreads, &keys, offsets, &t, st);
     free(ins);
     void *scratch = NULL;
     if (!rc) {
@@ -205,7 +203,7 @@ static int run(const gm_config *cfg, cmd c, char *const *names, int nnames, gm_s
         rc = gm_output_open(&out, cfg->output, st);
     if (!rc) {
         double a = gm_now();
-        rc = gm_engine_run(cfg, c == CMD_MERGE ? GM_OP_MERGE : GM_OP_SORT, &keys, &scratch,
+        rc = gm_engine_run(cfg, c, &keys, &scratch,
                            offsets, nnames, nthreads, &rep, st);
         t.engine = gm_now() - a;
         if (!rc) {
@@ -226,21 +224,6 @@ static int run(const gm_config *cfg, cmd c, char *const *names, int nnames, gm_s
     free(scratch);
     free(offsets);
     if (!rc)
-        print_report(cfg, c == CMD_MERGE ? "merge" : "sort", nnames, &keys, nthreads, &rep, &t);
+        print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &keys, nthreads, &rep, &t);
     return rc;
-}
-
-int gm_merge(const gm_config *cfg, char *const *names, int nnames, gm_status *st)
-{
-    return run(cfg, CMD_MERGE, names, nnames, st);
-}
-
-int gm_sort(const gm_config *cfg, char *const *names, int nnames, gm_status *st)
-{
-    return run(cfg, CMD_SORT, names, nnames, st);
-}
-
-int gm_check(const gm_config *cfg, char *const *names, int nnames, gm_status *st)
-{
-    return run(cfg, CMD_CHECK, names, nnames, st);
 }

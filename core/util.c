@@ -153,16 +153,17 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size)
     return buf;
 }
 
-void gm_log(int verbose, const char *fmt, ...)
+void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
 {
-    if (!verbose)
+    if (!cfg->message || (kind == GM_MSG_VERBOSE && !cfg->verbose) ||
+        (kind == GM_MSG_PROGRESS && !cfg->progress))
         return;
     char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "gpumerge: %s\n", line);
+    cfg->message(cfg->message_ctx, kind, line);
 }
 
 void *gm_alloc(size_t bytes, gm_status *st)

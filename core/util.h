@@ -32,8 +32,10 @@ const char *gm_quote(const char *name, char *buf, size_t size);
  * bytes as \xHH, and "..." when cut. Returns buf. */
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
 
-/* -v output: "gpumerge: " + message + newline on stderr when verbose. */
-void gm_log(int verbose, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands a printf-style message of this kind to cfg->message, when there is one and
+ * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
+void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* malloc that reports failure in st (GM_ENOMEM) and returns NULL. Large blocks
  * are marked for transparent huge pages. Release with free(). */

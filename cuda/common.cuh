@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "../core/corank.h"
-#include "../core/gm.h"
+#include "../core/types.h"
 
 /* ------------------------------------------------------------------ errors */
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/gm.h"
+#include "../core/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,35 @@
+/*
+ * cleanup.h - temporary files that must not outlive the process: the -o file
+ * being written and the external sort's runs. Each is registered when created and
+ * removed on success, on error, and when a catchable signal ends the process (the
+ * handler unlinks every registered file, then lets the signal take its course), as
+ * coreutils' sort does with its temporary files.
+ */
+#ifndef GM_CLEANUP_H
+#define GM_CLEANUP_H
+
+#include "types.h"
+
+/* Installs the handlers (once; later calls do nothing): HUP, INT, QUIT, TERM,
+ * ALRM, USR1, USR2, XFSZ, XCPU, VTALRM, PROF, POLL, and PIPE when it is not
+ * ignored. Returns GM_OK. */
+int gm_cleanup_install(gm_status *st);
+
+/* Creates a new, empty file in dir (NULL: $TMPDIR, else /tmp) named
+ * PREFIXXXXXXX with mkstemp, registers it, and returns its descriptor in *fd and
+ * its malloc'd path in *path. Returns GM_OK, GM_EIO ("cannot create a temporary
+ * file in DIR: REASON") or GM_ENOMEM. */
+int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
+                   gm_status *st);
+
+/* Registers an existing path for removal on a signal. Returns GM_OK or
+ * GM_ENOMEM. */
+int gm_temp_register(const char *path, gm_status *st);
+
+/* Unlinks path and forgets it. */
+void gm_temp_remove(const char *path);
+
+/* Forgets path without unlinking it (it was renamed into place). */
+void gm_temp_forget(const char *path);
+
+#endif
