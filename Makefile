@@ -5,12 +5,15 @@
 #                        with apt-get when it is missing and we are root)
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
-#   make bench           the kernel benchmark (needs a GPU) and the end-to-end benchmark
-#   make install PREFIX=/usr/local     binary and man page
+#   make bench           the end-to-end benchmark, and the kernel benchmark when a
+#                        GPU is usable
+#   make install PREFIX=/usr/local     stripped binary, man page, bash completion
+#   make uninstall PREFIX=/usr/local   removes them
 #   make clean
 #
 # Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), GPU_ARCHS (the
 # real architectures to embed, default "75 80 90"; PTX for the last one is added).
+# Jobs run in parallel, one per core, unless the command line says -jN.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -18,6 +21,10 @@ BUILD    ?= build
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
 LDLIBS   += -pthread -lm
+
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
 
 ifeq ($(origin NVCC),undefined)
   NVCC   := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -32,7 +39,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 
 CORE_SRC = core/util.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
-CLI_SRC  = cli/main.c cli/options.c
+CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu
 
@@ -42,19 +49,22 @@ ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
   GPU_LIBS =
   BUILD_KIND = CPU-only (no nvcc found: the GPU engine says "built without CUDA")
+  ENGINE     = CPU only (built without nvcc)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
   GPU_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
+  ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
+               (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu
+TESTS    = corank parser output cpu cli gpu compat
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test test-gpu sanitize bench install clean criterion
+.PHONY: all test test-gpu sanitize bench install uninstall clean criterion FORCE
 
 all: gpumerge
 
@@ -65,6 +75,13 @@ gpumerge: $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# --version names the engine: version.o is rebuilt when the description changes.
+$(BUILD)/cli/engine.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(ENGINE)' | cmp -s - $@ || echo '$(ENGINE)' >$@
+$(BUILD)/cli/version.o: $(BUILD)/cli/engine.txt
+$(BUILD)/cli/version.o: CFLAGS += -DGM_BUILD_ENGINE='"$(ENGINE)"'
 
 $(BUILD)/cuda/%.o: cuda/%.cu cuda/*.cuh cuda/gpu.h core/corank.h core/corank_impl.h
 	@mkdir -p $(dir $@)
@@ -93,10 +110,7 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
 test: gpumerge $(TEST_BIN)
 	@if command -v groff >/dev/null; then \
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
-	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata \
-	    $$t --jobs=2 $$(case $$t in *gpu|*cli) echo --verbose;; esac) || fail=1; \
-	done; exit $$fail
+	@GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata sh tests/run.sh $(TEST_BIN)
 
 test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
@@ -113,17 +127,27 @@ $(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 
+# The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
 bench: gpumerge
-	@if [ -n "$(NVCC)" ]; then $(MAKE) --no-print-directory $(BUILD)/bench/kernels && \
-	  $(BUILD)/bench/kernels; else echo "no nvcc: skipping the kernel benchmark"; fi
+	@if [ -z "$(NVCC)" ]; then echo "no nvcc: skipping the kernel benchmark"; \
+	elif ! echo 1 | ./gpumerge sort --device=gpu >/dev/null 2>&1; then \
+	  echo "no usable GPU: skipping the kernel benchmark"; \
+	else $(MAKE) --no-print-directory $(BUILD)/bench/kernels && $(BUILD)/bench/kernels; fi
 	bash bench/e2e.sh
 
 # ---------------------------------------------------------------- install
 
+COMPLETIONS = $(PREFIX)/share/bash-completion/completions
+
 install: gpumerge
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 gpumerge $(DESTDIR)$(PREFIX)/bin/gpumerge
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPLETIONS)
+	install -m 755 -s gpumerge $(DESTDIR)$(PREFIX)/bin/gpumerge
 	install -m 644 man/gpumerge.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1
+	install -m 644 completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpumerge $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1 \
+	  $(DESTDIR)$(COMPLETIONS)/gpumerge
 
 clean:
 	rm -rf $(BUILD) gpumerge

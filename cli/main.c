@@ -3,6 +3,10 @@
  * check through the core (core/gm.h), and turn the resulting status into a message
  * and an exit code. This is the only place the program exits.
  *
+ * `check` with several inputs checks each in turn, as `sort -c` would one by one,
+ * and reports the first disorder in each; an error (an unreadable input, a line
+ * that is not an integer) stops it.
+ *
  * Exit status, as sort(1): 0 success, 1 check found disorder, 2 any error.
  */
 #include <stdio.h>
@@ -21,35 +25,66 @@ static void print_message(void *ctx, gm_message kind, const char *text)
     fprintf(stderr, "gpumerge: %s\n", text);
 }
 
-int main(int argc, char **argv)
+/* Maps a run's status to an exit code, printing its message where there is one
+ * to print (none for a closed pipe, none for -C's disorder). */
+static int report(int rc, const gm_status *st, const gm_config *cfg)
 {
-    gm_status st = { GM_OK, "" };
-    gm_cli cli;
-    if (gm_cli_parse(argc, argv, &cli, &st) != GM_OK) {
-        fprintf(stderr, "gpumerge: %s\n", st.msg);
-        return EXIT_TROUBLE;
-    }
-    if (cli.show_help) {
-        gm_cli_usage(stdout);
-        return fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
-    }
-    if (cli.show_version) {
-        printf("gpumerge %s\n", GM_VERSION);
-        return fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
-    }
-
-    cli.config.message = print_message;
-    int rc = gm_run(cli.op, &cli.config, cli.files, cli.nfiles, &st);
     switch (rc) {
     case GM_OK:
         return EXIT_OK;
     case GM_DISORDER:
-        fprintf(stderr, "gpumerge: %s\n", st.msg);
+        if (!cfg->check_quiet)
+            fprintf(stderr, "gpumerge: %s\n", st->msg);
         return EXIT_DISORDER;
     case GM_EPIPE:
         return EXIT_TROUBLE; /* the reader went away: nothing to say */
     default:
-        fprintf(stderr, "gpumerge: %s\n", st.msg);
+        fprintf(stderr, "gpumerge: %s\n", st->msg);
         return EXIT_TROUBLE;
     }
+}
+
+/* check over several inputs: each on its own, the first disorder of each. */
+static int check_each(const gm_cli *cli)
+{
+    int status = EXIT_OK;
+    for (int i = 0; i < cli->nfiles; i++) {
+        gm_status st = { GM_OK, "" };
+        int code = report(gm_run(GM_OP_CHECK, &cli->config, &cli->files[i], 1, &st), &st,
+                          &cli->config);
+        if (code == EXIT_TROUBLE)
+            return code;
+        if (code == EXIT_DISORDER) {
+            status = code;
+            if (cli->config.check_quiet)
+                break; /* the status is all -C reports */
+        }
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    gm_status st = { GM_OK, "" };
+    gm_cli cli;
+    int code;
+    if (gm_cli_parse(argc, argv, &cli, &st) != GM_OK) {
+        fprintf(stderr, "gpumerge: %s\n", st.msg);
+        code = EXIT_TROUBLE;
+    } else if (cli.show_help) {
+        gm_cli_usage(stdout);
+        code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
+    } else if (cli.show_version) {
+        gm_cli_version(stdout);
+        code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
+    } else {
+        cli.config.message = print_message;
+        if (cli.op == GM_OP_CHECK && cli.nfiles > 1)
+            code = check_each(&cli);
+        else
+            code = report(gm_run(cli.op, &cli.config, cli.files, cli.nfiles, &st), &st,
+                          &cli.config);
+    }
+    gm_cli_free(&cli);
+    return code;
 }

@@ -1,6 +1,8 @@
 /*
- * options.h - the command line of gpumerge: subcommand, options (getopt_long, as
- * coreutils' sort does it) and file operands, checked before any work is done.
+ * options.h - the command line of gpumerge: sort's options (as GNU sort spells,
+ * checks and reports them) plus gpumerge's own, an optional subcommand (merge,
+ * sort, check) among the operands, and the input names (operands or
+ * --files0-from), all checked before any work is done.
  */
 #ifndef GM_OPTIONS_H
 #define GM_OPTIONS_H
@@ -10,20 +12,29 @@
 #include "../core/gm.h"
 
 typedef struct gm_cli {
-    int have_op;    /* a subcommand was given */
+    int have_op;    /* a subcommand was given (else the mode comes from -m, -c, -C) */
     gm_op op;
     gm_config config;
-    char **files;   /* operands, in order */
+    char **files;   /* input names, in order (owned: gm_cli_free) */
     int nfiles;
     int show_help;  /* --help: print usage, exit 0 */
     int show_version;
+    char *names0;   /* --files0-from's text, which files[] points into */
 } gm_cli;
 
-/* Parses argv. Returns GM_OK, or GM_EUSAGE with the message in st. May reorder
- * argv (GNU argument permutation). */
+/* Parses argv. Returns GM_OK, or GM_EUSAGE with the message in st (several
+ * lines for some of sort's messages, without the final newline). Reads the
+ * --files0-from file. argv is not changed and must outlive cli. */
 int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st);
+
+/* Frees what gm_cli_parse allocated. */
+void gm_cli_free(gm_cli *cli);
 
 /* The full --help text. */
 void gm_cli_usage(FILE *to);
+
+/* The --version text: version and the engine this binary was built with
+ * (version.c, which the Makefile compiles with the build's description). */
+void gm_cli_version(FILE *to);
 
 #endif
