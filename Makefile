@@ -107,6 +107,9 @@ $(BUILD)/tests/%.o: tests/%.c tests/helpers.h | criterion
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_OBJ) $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcriterion $(GPU_LIBS) $(LDLIBS)
 
+# The compatibility suite also calls the option parser directly.
+$(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
+
 test: gpumerge $(TEST_BIN)
 	@if command -v groff >/dev/null; then \
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi

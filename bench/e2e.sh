@@ -8,20 +8,29 @@
 # Every output is compared with sort's. Each time is the median of REPEAT runs.
 #
 # Usage: bench/e2e.sh [N]     environment: DEVICES (any of cpu gpu auto, default cpu),
-#        REPEAT (default 5), GPUMERGE, DIR (scratch folder; default a folder in
-#        /dev/shm when it has room, so that every command writes to memory and disk
-#        write-back does not add noise to whichever command runs when it kicks in;
-#        else .bench).
+#        REPEAT (default 5), GPUMERGE, DIR (a scratch folder to use and keep, inputs
+#        reused from run to run). Without DIR the inputs and outputs go to a fresh
+#        folder in SCRATCH_ROOT (default /dev/shm when it has room, so that every
+#        command writes to memory and disk write-back does not add noise to whichever
+#        command runs when it kicks in; else $TMPDIR or /tmp), removed when the
+#        script ends, however it ends.
 set -euo pipefail
 
 N=${1:-10000000}
 DEVICES=${DEVICES:-${DEVICE:-cpu}}
 REPEAT=${REPEAT:-5}
 if [ -z "${DIR:-}" ]; then
-    DIR=.bench
-    if [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt $((N / 1000 * 150)) ]; then
-        DIR=/dev/shm/gpumerge-bench
+    root=${SCRATCH_ROOT:-}
+    if [ -z "$root" ]; then
+        root=${TMPDIR:-/tmp}
+        if [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt $((N / 1000 * 150)) ]; then
+            root=/dev/shm
+        fi
     fi
+    DIR=$(mktemp -d "$root/gpumerge-bench.XXXXXX")
+    trap 'rm -rf "$DIR"' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
 fi
 GPUMERGE=${GPUMERGE:-./gpumerge}
 export LC_ALL=C

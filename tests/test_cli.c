@@ -311,14 +311,6 @@ Test(cli, every_error_message)
         { "check", "-o out ok", 2,
           "gpumerge: check writes no output: -o is not allowed\n"
           "Try 'gpumerge --help' for more information.\n" },
-        { "frob", "ok", 2,
-          "gpumerge: unknown command: frob\nTry 'gpumerge --help' for more information.\n" },
-        { "", "", 2,
-          "gpumerge: missing command (merge, sort or check)\n"
-          "Try 'gpumerge --help' for more information.\n" },
-        { "", "-r", 2,
-          "gpumerge: missing command (merge, sort or check)\n"
-          "Try 'gpumerge --help' for more information.\n" },
         { "sort", "ok -o /nonexistent/out", 2,
           "gpumerge: cannot create: /nonexistent/out: No such file or directory\n" },
     };
