@@ -109,9 +109,11 @@ static const struct {
 
 void gm_cli_usage(FILE *to)
 {
-    fputs("Usage: gpumerge [OPTION]... [FILE]...\n"
+    fputs("Usage: gpumerge merge [OPTION]... [FILE]...\n"
+          "  or:  gpumerge sort [OPTION]... [FILE]...\n"
+          "  or:  gpumerge check [OPTION]... [FILE]...\n"
+          "  or:  gpumerge [OPTION]... [FILE]...\n"
           "  or:  gpumerge [OPTION]... --files0-from=F\n"
-          "  or:  gpumerge merge|sort|check [OPTION]... [FILE]...\n"
           "Sort, merge or check files of integers, one per line, as 'LC_ALL=C sort -n'\n"
           "does, on an NVIDIA GPU when one is worth using and on all CPU cores otherwise.\n"
           "\n"
