@@ -578,9 +578,11 @@ static int read_files0(gm_cli *cli, const char *from, gm_status *st)
     }
     int from_stdin = strcmp(from, "-") == 0;
     FILE *f = from_stdin ? stdin : fopen(from, "r");
-    if (!f)
+    if (!f) {
+        int err = errno;
         return gm_fail(st, GM_EUSAGE, "open failed: %s: %s", gm_quote(from, q, sizeof q),
-                       strerror(errno));
+                       strerror(err));
+    }
     size_t cap = 4096, len = 0;
     char *text = malloc(cap + 1);
     size_t got;
@@ -588,10 +590,8 @@ static int read_files0(gm_cli *cli, const char *from, gm_status *st)
         len += got;
         if (len == cap) {
             char *bigger = realloc(text, 2 * cap + 1);
-            if (!bigger) {
+            if (!bigger)
                 free(text);
-                text = NULL;
-            }
             text = bigger;
             cap *= 2;
         }
