@@ -329,7 +329,8 @@ static num_result read_count(const char *s, const char **end, uintmax_t *n,
 }
 
 /* sort's specify_sort_size: SIZE in KiB by default, b for bytes, % of physical
- * memory, K M G T P E Z Y; several -S keep the largest. */
+ * memory, K M G T P E Z Y; several -S keep the largest. The core raises a size
+ * below its minimum to that minimum, as sort does. */
 static int parse_size(gm_cli *cli, const char *opt, const char *arg, gm_status *st)
 {
     uintmax_t n;
@@ -351,6 +352,8 @@ static int parse_size(gm_cli *cli, const char *opt, const char *arg, gm_status *
         r = NUM_OVERFLOW;
     if (r != NUM_OK)
         return number_error(st, r, opt, arg);
+    if (n == 0)
+        n = 1; /* sort's smallest buffer; 0 in gm_config means "chosen from the machine" */
     if (n > cli->config.buffer_size)
         cli->config.buffer_size = (size_t)n;
     return GM_OK;

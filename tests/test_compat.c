@@ -214,6 +214,7 @@ Test(compat, parse_values_reach_the_config)
         { "-S 2G", (size_t)2 << 30 }, { "--buffer-size=1T", (size_t)1 << 40 },
         { "-S K", 1024 },           { "-S 1M -S 1K", 1u << 20 }, /* the largest wins */
         { "-S 1K -S 1M", 1u << 20 }, { "--buf=7b", 7 },  { "-S ' 5'", 5 * 1024 },
+        { "-S 0", 1 },              { "-S 0b", 1 },         /* sort's smallest, not "automatic" */
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         gm_cli cli;
