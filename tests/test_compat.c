@@ -864,12 +864,15 @@ Test(compat, e2e_bench_cleans_its_scratch_folder, .timeout = 300)
     /* nor does a run stopped by SIGTERM once its scratch folder exists */
     if (asprintf(&cmd, "cd '%s' && { SCRATCH_ROOT='%s' REPEAT=50 bash bench/e2e.sh 300000 "
                        ">/dev/null 2>&1 & pid=$!; "
-                       "for i in $(seq 600); do [ -n \"$(ls -A '%s')\" ] && break; sleep 0.1; done; "
-                       "sleep 0.5; kill -TERM $pid; wait $pid; ls -A '%s' | wc -l; }",
+                       "seen=0; for i in $(seq 600); do "
+                       "[ -n \"$(ls -A '%s')\" ] && seen=1 && break; sleep 0.1; done; "
+                       "sleep 0.5; kill -TERM $pid; wait $pid; "
+                       "echo \"seen=$seen status=$? left=$(ls -A '%s' | wc -l)\"; }",
                  root, base, base, base) < 0)
         abort();
     r = run_sh(NULL, cmd);
-    cr_expect_str_eq(r.out, "0\n", "e2e.sh left files after SIGTERM");
+    cr_expect_str_eq(r.out, "seen=1 status=143 left=0\n",
+                     "e2e.sh stopped by SIGTERM (its folder seen, its status, what it left)");
     cmd_free(&r);
     free(cmd);
     rmdir(base);
