@@ -1,7 +1,7 @@
 /*
  * util.h - small services every core module uses: status messages, a monotonic
  * clock, the core count, a parallel-for over POSIX threads, and the quoting of file
- * names in messages (as coreutils does: plain when safe, else in single quotes).
+ * names in messages (as coreutils does it).
  */
 #ifndef GM_UTIL_H
 #define GM_UTIL_H
@@ -23,9 +23,11 @@ int gm_cpu_count(void);
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
 
-/* Writes name into buf as it should appear in a message and returns buf: unchanged
- * when it holds only safe characters, else in single quotes with embedded quotes
- * escaped ('it'\''s'). Truncated to size. */
+/* Writes name into buf as coreutils' sort shows a file name in a message (quotef:
+ * gnulib's shell-escape quoting, ':' quoted, the C locale): unchanged when every
+ * byte is safe, else in quotes, with $'\n' and $'\ooo' escapes for bytes that are
+ * not printable ASCII, so no byte of the name reaches a terminal raw. Cut at an
+ * escape's boundary to fit size (at least 1). Returns buf. */
 const char *gm_quote(const char *name, char *buf, size_t size);
 
 /* Renders a line of input for a message: at most 60 bytes, control and non-ASCII
