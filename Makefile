@@ -32,6 +32,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 
 CORE_SRC = core/util.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
+CORE_SRC += core/outfile.c
 CLI_SRC  = cli/main.c cli/options.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu

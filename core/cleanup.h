@@ -16,7 +16,7 @@
 int gm_cleanup_install(gm_status *st);
 
 /* Creates a new, empty file in dir (NULL: $TMPDIR, else /tmp) named
- * PREFIXXXXXXX with mkstemp, registers it, and returns its descriptor in *fd and
+ * PREFIXXXXXXX with mkostemp (close-on-exec), registers it, and returns its descriptor in *fd and
  * its malloc'd path in *path. Returns GM_OK, GM_EIO ("cannot create a temporary
  * file in DIR: REASON") or GM_ENOMEM. */
 int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,

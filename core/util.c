@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -217,6 +218,19 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size)
     }
     buf[o] = '\0';
     return buf;
+}
+
+void gm_fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) { /* cannot happen: the lowest free number */
+            dup2(got, fd);
+            close(got);
+        }
+    }
 }
 
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)

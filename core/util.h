@@ -34,6 +34,12 @@ const char *gm_quote(const char *name, char *buf, size_t size);
  * bytes as \xHH, and "..." when cut. Returns buf. */
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
 
+/* Opens /dev/null on each of the standard descriptors 0, 1 and 2 that is closed
+ * (for reading on 1 and 2, for writing on 0, so that using it fails), so that no
+ * file we open later takes its number: "-o /dev/stdout" with standard output
+ * closed must never name an input. */
+void gm_fill_std_fds(void);
+
 /* Hands a printf-style message of this kind to cfg->message, when there is one and
  * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)

@@ -320,7 +320,7 @@ Test(cli, every_error_message)
           "gpumerge: missing command (merge, sort or check)\n"
           "Try 'gpumerge --help' for more information.\n" },
         { "sort", "ok -o /nonexistent/out", 2,
-          "gpumerge: cannot create: /nonexistent/out: No such file or directory\n" },
+          "gpumerge: open failed: /nonexistent/out: No such file or directory\n" },
     };
     char *dir = scratch_dir();
     char *p;
