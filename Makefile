@@ -49,7 +49,7 @@ else
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
 endif
 
-TESTS    = corank parser output cpu cli gpu
+TESTS    = corank parser output cpu cli gpu safety
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
@@ -96,7 +96,7 @@ test: gpumerge $(TEST_BIN)
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata \
-	    $$t --jobs=2 $$(case $$t in *gpu|*cli) echo --verbose;; esac) || fail=1; \
+	    $$t --jobs=2 $$(case $$t in *gpu|*cli|*safety) echo --verbose;; esac) || fail=1; \
 	done; exit $$fail
 
 test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
