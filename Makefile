@@ -5,6 +5,8 @@
 #                        with apt-get when it is missing and we are root)
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
+#   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
+#   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the kernel benchmark (needs a GPU) and the end-to-end benchmark
 #   make install PREFIX=/usr/local     binary and man page
 #   make clean
@@ -15,6 +17,7 @@
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
+PROG     ?= gpumerge
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
 LDLIBS   += -pthread -lm
@@ -55,13 +58,13 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test test-gpu sanitize bench install clean criterion
+.PHONY: all test test-gpu sanitize sanitize-host fuzz bench install clean criterion
 
-all: gpumerge
+all: $(PROG)
 
-gpumerge: $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
+$(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(GPU_LIBS) $(LDLIBS)
-	@echo "built ./gpumerge $(BUILD_KIND)"
+	@echo "built ./$(PROG) $(BUILD_KIND)"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -91,11 +94,11 @@ $(BUILD)/tests/%.o: tests/%.c tests/helpers.h | criterion
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_OBJ) $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcriterion $(GPU_LIBS) $(LDLIBS)
 
-test: gpumerge $(TEST_BIN)
+test: $(PROG) $(TEST_BIN)
 	@if command -v groff >/dev/null; then \
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
 	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata \
+	  echo "== $$t"; GPUMERGE=$(CURDIR)/$(PROG) TESTDATA=$(CURDIR)/testdata \
 	    $$t --jobs=2 $$(case $$t in *gpu|*cli|*safety) echo --verbose;; esac) || fail=1; \
 	done; exit $$fail
 
@@ -107,6 +110,43 @@ test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 SANITIZER ?= compute-sanitizer
 sanitize: gpumerge
 	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge bash tests/sanitize.sh memcheck racecheck synccheck
+
+# The host code under the compilers' sanitizers, CPU-only, in build dirs of their
+# own. ASan+UBSan: the program and every suite, built into build-asan/ and run
+# in full. TSan: the program built into build-tsan/, driven by the CLI suites
+# (cli, safety: every command, on 2 threads and more); Criterion's own sandbox
+# cannot start under TSan, so the suites themselves are the plain build's. Every
+# process writes its reports under build-*/reports/ (the tests' gpumerge runs
+# too, whatever the exit statuses the tests see): any report fails the target.
+# UBSan's reports go to stderr (gcc's runtime ignores log_path beside ASan), and
+# end the process with status 86, which every test sees. TSan's runtime refuses
+# some kernels' address-space randomisation: then it runs under setarch -R.
+SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer
+SAN_OPTS   = halt_on_error=1:exitcode=86:print_stacktrace=1
+SAN_ENV    = ASAN_OPTIONS=$(SAN_OPTS):detect_leaks=0:log_path=$(CURDIR)/$(1)/reports/asan \
+             UBSAN_OPTIONS=$(SAN_OPTS):log_path=$(CURDIR)/$(1)/reports/ubsan \
+             TSAN_OPTIONS=$(SAN_OPTS):second_deadlock_stack=1:log_path=$(CURDIR)/$(1)/reports/tsan
+SAN_CHECK  = if [ -n "$$(ls $(1)/reports)" ]; then cat $(1)/reports/*; \
+               echo "sanitize-host: $(1): the reports above"; exit 1; fi; \
+             if [ -n "$$st" ]; then echo "sanitize-host: $(1): tests failed"; exit 1; fi
+sanitize-host: criterion
+	@echo "== sanitize-host: ASan + UBSan (build-asan/)"
+	@rm -rf build-asan/reports; mkdir -p -m 1777 build-asan/reports; st=; \
+	$(call SAN_ENV,build-asan) $(MAKE) --no-print-directory BUILD=build-asan \
+	  PROG=build-asan/gpumerge NVCC= CFLAGS="$(SAN_CFLAGS) -fsanitize=address,undefined \
+	  -fno-sanitize-recover=all" test || st=$$?; $(call SAN_CHECK,build-asan)
+	@echo "== sanitize-host: TSan (build-tsan/)"
+	@rm -rf build-tsan/reports; mkdir -p -m 1777 build-tsan/reports; st=; \
+	$(MAKE) --no-print-directory BUILD=build-tsan PROG=build-tsan/gpumerge NVCC= \
+	  CFLAGS="$(SAN_CFLAGS) -fsanitize=thread" build-tsan/gpumerge || exit 1; \
+	$(MAKE) --no-print-directory NVCC= $(BUILD)/tests/test_cli $(BUILD)/tests/test_safety \
+	  || exit 1; \
+	r=; build-tsan/gpumerge --version >/dev/null 2>&1 || r="setarch $$(uname -m) -R"; \
+	for t in cli safety; do echo "== $(BUILD)/tests/test_$$t with build-tsan/gpumerge $$r"; \
+	  $(call SAN_ENV,build-tsan) GPUMERGE=$(CURDIR)/build-tsan/gpumerge \
+	  TESTDATA=$(CURDIR)/testdata $$r $(BUILD)/tests/test_$$t --jobs=2 --verbose || st=1; \
+	done; $(call SAN_CHECK,build-tsan)
+	@echo "sanitize-host: no reports"
 
 # ---------------------------------------------------------------- bench
 
@@ -127,6 +167,6 @@ install: gpumerge
 	install -m 644 man/gpumerge.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1
 
 clean:
-	rm -rf $(BUILD) gpumerge
+	rm -rf $(BUILD) gpumerge build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
