@@ -58,7 +58,7 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test test-gpu sanitize sanitize-host fuzz bench install clean criterion
+.PHONY: all test test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install clean criterion
 
 all: $(PROG)
 
@@ -147,6 +147,56 @@ sanitize-host: criterion
 	  TESTDATA=$(CURDIR)/testdata $$r $(BUILD)/tests/test_$$t --jobs=2 --verbose || st=1; \
 	done; $(call SAN_CHECK,build-tsan)
 	@echo "sanitize-host: no reports"
+
+# ---------------------------------------------------------------- fuzz
+
+# libFuzzer targets (fuzz/*.c) built with clang, ASan and UBSan into build-fuzz/:
+# first every saved crash in fuzz/regressions/TARGET/ is run once (each must pass
+# now), then each target fuzzes for FUZZ_SECONDS from the seeds made from
+# testdata (fuzz/seeds.sh) and its corpus in build-fuzz/corpus/. A crash leaves
+# its input in build-fuzz/crashes/ and fails the target; the input belongs in
+# fuzz/regressions/ once the bug is fixed.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS  = parse options pipeline
+FUZZ_CC      ?= clang
+FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=all
+FUZZ_BIN      = $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz_%)
+
+# clang and its libFuzzer come from the distribution; as root we install them.
+clang-fuzzer:
+	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return 0; }\n' \
+	    | $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing clang and libFuzzer (clang libclang-rt-dev) with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      clang libclang-rt-dev) >/dev/null || exit 1; \
+	  else \
+	    echo "clang with libFuzzer is missing; install it with:" \
+	      "sudo apt-get install clang libclang-rt-dev"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/%.o $(BUILD)/cli/options.o $(CORE_OBJ) $(GPU_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz: clang-fuzzer
+	@CFLAGS="$(FUZZ_CFLAGS)" $(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) \
+	  NVCC= $(FUZZ_BIN)
+	@rm -rf build-fuzz/seeds build-fuzz/crashes; sh fuzz/seeds.sh build-fuzz/seeds; \
+	mkdir -p build-fuzz/crashes; fail=0; \
+	for t in $(FUZZ_TARGETS); do \
+	  if [ -n "$$(ls fuzz/regressions/$$t 2>/dev/null)" ]; then \
+	    echo "== fuzz $$t: regressions"; \
+	    build-fuzz/fuzz/fuzz_$$t fuzz/regressions/$$t/* 2>&1 | tail -n 3 || fail=1; fi; \
+	  echo "== fuzz $$t: $(FUZZ_SECONDS) s"; mkdir -p build-fuzz/corpus/$$t; \
+	  build-fuzz/fuzz/fuzz_$$t build-fuzz/corpus/$$t build-fuzz/seeds/$$t \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 \
+	    -artifact_prefix=build-fuzz/crashes/$$t- -print_final_stats=1 \
+	    > build-fuzz/$$t.log 2>&1 || { fail=1; cat build-fuzz/$$t.log; }; \
+	  grep -E '^(stat::number_of_executed_units|stat::new_units_added)|^Done' build-fuzz/$$t.log; \
+	done; \
+	if [ -n "$$(ls build-fuzz/crashes)" ]; then ls build-fuzz/crashes; fail=1; fi; exit $$fail
 
 # ---------------------------------------------------------------- bench
 
