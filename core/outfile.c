@@ -35,13 +35,16 @@ static char *dir_of(const char *path)
 
 /* Follows the symbolic links of name's last component as open does, a dangling
  * last link included, without touching the folders on the way (they stay as
- * named: renaming within them works the same). Returns a malloc'd path, or NULL
- * with errno set (ELOOP, ENOMEM, or readlink's error). */
-static char *follow_links(const char *name)
+ * named: renaming within them works the same). *via_proc is set when a step is
+ * under /proc (/dev/stdout, /dev/fd/N: the name of an open descriptor). Returns
+ * a malloc'd path, or NULL with errno set (ELOOP, ENOMEM, or readlink's error). */
+static char *follow_links(const char *name, int *via_proc)
 {
     char *p = strdup(name);
+    *via_proc = 0;
     for (int hops = 0; p; hops++) {
         struct stat sb;
+        *via_proc |= strncmp(p, "/proc/", 6) == 0;
         if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
             return p;
         char target[PATH_MAX];
@@ -115,7 +118,8 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
         return GM_OK;
     }
 
-    of->path = follow_links(name);
+    int via_proc;
+    of->path = follow_links(name, &via_proc);
     if (!of->path && errno == ENOMEM) {
         gm_outfile_abort(of);
         return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
@@ -132,7 +136,9 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
         }
         of->created = 1;
     }
-    if (!same)
+    if (via_proc)
+        in_place(of, "it is named through an open descriptor");
+    else if (!same)
         in_place(of, "the name does not lead to the file itself");
     else if (sb.st_nlink > 1)
         in_place(of, "it has other hard links");

@@ -24,7 +24,9 @@
  *     file that we may write);
  *   - its folder cannot take the temporary file (not writable by us), or has less
  *     free space than the output needs (a second copy would not fit);
- *   - the name does not lead to the file itself (a /proc/self/fd link);
+ *   - the name leads through /proc (/dev/stdout, /dev/fd/N): it names an open
+ *     descriptor, whose holder goes on using the file; or it does not lead to the
+ *     file itself;
  *   - the rename fails (a bind-mounted file): the finished temporary file is then
  *     copied into the target.
  * A target that is not a regular file (a terminal, /dev/null, a fifo) is written
