@@ -221,6 +221,25 @@ Test(safety, stdout_closed_never_names_an_input)
     remove_tree(dir);
 }
 
+Test(safety, open_descriptor_names_are_written_in_place)
+{
+    /* /dev/stdout names the descriptor the shell opened: written through, not
+     * replaced (the shell's later writes still reach the same file). */
+    char *dir = scratch_dir();
+    put(dir, "a", "3\n1\n2\n");
+    put(dir, "f", "old contents\n");
+    struct stat before = stat_of(dir, "f");
+    cmd_result r = gm(dir, "sort -v a -o /dev/stdout 1<>f");
+    expect(&r, 0, NULL);
+    cr_assert_not_null(strstr(r.err, "gpumerge: output: /dev/stdout written in place: it is "
+                                     "named through an open descriptor\n"), "%s", r.err);
+    cr_assert_eq(stat_of(dir, "f").st_ino, before.st_ino);
+    cr_assert_str_eq(slurp(dir, "f"), sorted3);
+    cr_assert_str_eq(listing(dir), "a f ");
+    cmd_free(&r);
+    remove_tree(dir);
+}
+
 /* ---------------------------------------------------------------- permissions */
 
 Test(safety, read_only_target_is_refused)
@@ -714,6 +733,30 @@ Test(safety, hostile_names_quoted_as_sort_quotes_them, .timeout = 120)
         }
     }
     remove_tree(dir);
+}
+
+Test(safety, quoting_by_example)
+{
+    static const char *const cases[][2] = {
+        { "plain-1.txt", "plain-1.txt" },
+        { "", "''" },
+        { "a b", "'a b'" },
+        { "it's", "\"it's\"" },
+        { "it's $x", "'it'\\''s $x'" },
+        { "a:b", "'a:b'" },
+        { "a\nb", "'a'$'\\n''b'" },
+        { "\033[2J", "''$'\\033''[2J'" },
+        { "\xc3\xa9t\xc3\xa9", "''$'\\303\\251''t'$'\\303\\251'" },
+        /* a quote after an escape: valid shell, where coreutils 9.1 is not */
+        { "\x01\a'x", "''$'\\001\\a'\\''x'" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[128];
+        cr_assert_str_eq(gm_quote(cases[i][0], buf, sizeof buf), cases[i][1]);
+    }
+    /* Cut to fit, never inside an escape. */
+    char small[12];
+    cr_assert_str_eq(gm_quote("ab\ncdefgh", small, sizeof small), "'ab'$'\\n''c");
 }
 
 Test(safety, hostile_names_in_every_message)
