@@ -188,12 +188,14 @@ fuzz: clang-fuzzer
 	for t in $(FUZZ_TARGETS); do \
 	  if [ -n "$$(ls fuzz/regressions/$$t 2>/dev/null)" ]; then \
 	    echo "== fuzz $$t: regressions"; \
-	    build-fuzz/fuzz/fuzz_$$t fuzz/regressions/$$t/* 2>&1 | tail -n 3 || fail=1; fi; \
+	    build-fuzz/fuzz/fuzz_$$t fuzz/regressions/$$t/* > build-fuzz/$$t-regressions.log 2>&1 \
+	      || { fail=1; tail -n 60 build-fuzz/$$t-regressions.log; }; \
+	    grep -c '^Executed' build-fuzz/$$t-regressions.log | sed 's/$$/ inputs replayed/'; fi; \
 	  echo "== fuzz $$t: $(FUZZ_SECONDS) s"; mkdir -p build-fuzz/corpus/$$t; \
 	  build-fuzz/fuzz/fuzz_$$t build-fuzz/corpus/$$t build-fuzz/seeds/$$t \
 	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 \
 	    -artifact_prefix=build-fuzz/crashes/$$t- -print_final_stats=1 \
-	    > build-fuzz/$$t.log 2>&1 || { fail=1; cat build-fuzz/$$t.log; }; \
+	    > build-fuzz/$$t.log 2>&1 || { fail=1; tail -n 60 build-fuzz/$$t.log; }; \
 	  grep -E '^(stat::number_of_executed_units|stat::new_units_added)|^Done' build-fuzz/$$t.log; \
 	done; \
 	if [ -n "$$(ls build-fuzz/crashes)" ]; then ls build-fuzz/crashes; fail=1; fi; exit $$fail
