@@ -104,6 +104,16 @@ static void unblock(sigset_t old)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+sigset_t gm_cleanup_block(void)
+{
+    return block();
+}
+
+void gm_cleanup_unblock(sigset_t old)
+{
+    unblock(old);
+}
+
 int gm_temp_register(const char *path, gm_status *st)
 {
     char *copy = strdup(path);

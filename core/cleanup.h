@@ -9,6 +9,8 @@
 #ifndef GM_CLEANUP_H
 #define GM_CLEANUP_H
 
+#include <signal.h>
+
 #include "types.h"
 
 /* Installs the handlers (once; later calls do nothing): HUP, INT, QUIT, TERM,
@@ -26,6 +28,12 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
 /* Registers an existing path for removal on a signal. Returns GM_OK or
  * GM_ENOMEM. */
 int gm_temp_register(const char *path, gm_status *st);
+
+/* Blocks the handled signals on the calling thread, for a step that creates a
+ * file and registers it, which a signal must not split; returns the mask that
+ * gm_cleanup_unblock restores. */
+sigset_t gm_cleanup_block(void);
+void gm_cleanup_unblock(sigset_t old);
 
 /* Unlinks path and forgets it. */
 void gm_temp_remove(const char *path);

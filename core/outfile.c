@@ -84,6 +84,8 @@ static void in_place(gm_outfile *of, const char *why)
     of->why = why;
 }
 
+static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *st);
+
 int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
 {
     memset(of, 0, sizeof *of);
@@ -103,6 +105,22 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
     /* sort's check_output: the kernel decides what we may write, with its own
      * error, and follows links (refusing those it protects). */
     int existed = stat(name, &sb) == 0;
+    /* A file we create is registered before a signal can end us (signals held:
+     * creating a regular file does not block; opening a fifo could, so not then). */
+    sigset_t held;
+    sigemptyset(&held);
+    if (!existed)
+        held = gm_cleanup_block();
+    int rc = plan_open(of, name, existed, st);
+    if (!existed)
+        gm_cleanup_unblock(held);
+    return rc;
+}
+
+/* The rest of gm_outfile_plan, from the opening on. */
+static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *st)
+{
+    struct stat sb;
     of->target_fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
     if (of->target_fd < 0)
         return gm_fail(st, GM_EIO, "open failed: %s: %s", of->shown, strerror(errno));
