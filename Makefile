@@ -5,6 +5,8 @@
 #                        with apt-get when it is missing and we are root)
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
+#   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
+#   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
 #   make install PREFIX=/usr/local     stripped binary, man page, bash completion
@@ -18,6 +20,7 @@
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
+PROG     ?= gpumerge
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
 LDLIBS   += -pthread -lm
@@ -39,6 +42,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 
 CORE_SRC = core/util.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
+CORE_SRC += core/outfile.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu
@@ -58,19 +62,19 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat
+TESTS    = corank parser output cpu cli gpu compat safety
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test test-gpu sanitize bench install uninstall clean criterion FORCE
+.PHONY: all test test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install uninstall clean criterion FORCE
 
-all: gpumerge
+all: $(PROG)
 
-gpumerge: $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
+$(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(GPU_LIBS) $(LDLIBS)
-	@echo "built ./gpumerge $(BUILD_KIND)"
+	@echo "built ./$(PROG) $(BUILD_KIND)"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -110,10 +114,10 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
 
-test: gpumerge $(TEST_BIN)
+test: $(PROG) $(TEST_BIN)
 	@if command -v groff >/dev/null; then \
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
-	@GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata sh tests/run.sh $(TEST_BIN)
+	@GPUMERGE=$(CURDIR)/$(PROG) TESTDATA=$(CURDIR)/testdata sh tests/run.sh $(TEST_BIN)
 
 test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
@@ -123,6 +127,95 @@ test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 SANITIZER ?= compute-sanitizer
 sanitize: gpumerge
 	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge bash tests/sanitize.sh memcheck racecheck synccheck
+
+# The host code under the compilers' sanitizers, CPU-only, in build dirs of their
+# own. ASan+UBSan: the program and every suite, built into build-asan/ and run
+# in full. TSan: the program built into build-tsan/, driven by the CLI suites
+# (cli, safety: every command, on 2 threads and more); Criterion's own sandbox
+# cannot start under TSan, so the suites themselves are the plain build's. Every
+# process writes its reports under build-*/reports/ (the tests' gpumerge runs
+# too, whatever the exit statuses the tests see): any report fails the target.
+# UBSan's reports go to stderr (gcc's runtime ignores log_path beside ASan), and
+# end the process with status 86, which every test sees. TSan's runtime refuses
+# some kernels' address-space randomisation: then it runs under setarch -R.
+SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer
+SAN_OPTS   = halt_on_error=1:exitcode=86:print_stacktrace=1
+SAN_ENV    = ASAN_OPTIONS=$(SAN_OPTS):detect_leaks=0:log_path=$(CURDIR)/$(1)/reports/asan \
+             UBSAN_OPTIONS=$(SAN_OPTS):log_path=$(CURDIR)/$(1)/reports/ubsan \
+             TSAN_OPTIONS=$(SAN_OPTS):second_deadlock_stack=1:log_path=$(CURDIR)/$(1)/reports/tsan
+SAN_CHECK  = if [ -n "$$(ls $(1)/reports)" ]; then cat $(1)/reports/*; \
+               echo "sanitize-host: $(1): the reports above"; exit 1; fi; \
+             if [ -n "$$st" ]; then echo "sanitize-host: $(1): tests failed"; exit 1; fi
+sanitize-host: criterion
+	@echo "== sanitize-host: ASan + UBSan (build-asan/)"
+	@rm -rf build-asan/reports; mkdir -p -m 1777 build-asan/reports; st=; \
+	$(call SAN_ENV,build-asan) $(MAKE) --no-print-directory BUILD=build-asan \
+	  PROG=build-asan/gpumerge NVCC= CFLAGS="$(SAN_CFLAGS) -fsanitize=address,undefined \
+	  -fno-sanitize-recover=all" test || st=$$?; $(call SAN_CHECK,build-asan)
+	@echo "== sanitize-host: TSan (build-tsan/)"
+	@rm -rf build-tsan/reports; mkdir -p -m 1777 build-tsan/reports; st=; \
+	$(MAKE) --no-print-directory BUILD=build-tsan PROG=build-tsan/gpumerge NVCC= \
+	  CFLAGS="$(SAN_CFLAGS) -fsanitize=thread" build-tsan/gpumerge || exit 1; \
+	$(MAKE) --no-print-directory NVCC= $(BUILD)/tests/test_cli $(BUILD)/tests/test_safety \
+	  || exit 1; \
+	r=; build-tsan/gpumerge --version >/dev/null 2>&1 || r="setarch $$(uname -m) -R"; \
+	for t in cli safety; do echo "== $(BUILD)/tests/test_$$t with build-tsan/gpumerge $$r"; \
+	  $(call SAN_ENV,build-tsan) GPUMERGE=$(CURDIR)/build-tsan/gpumerge \
+	  TESTDATA=$(CURDIR)/testdata $$r $(BUILD)/tests/test_$$t --jobs=2 --verbose || st=1; \
+	done; $(call SAN_CHECK,build-tsan)
+	@echo "sanitize-host: no reports"
+
+# ---------------------------------------------------------------- fuzz
+
+# libFuzzer targets (fuzz/*.c) built with clang, ASan and UBSan into build-fuzz/:
+# first every saved crash in fuzz/regressions/TARGET/ is run once (each must pass
+# now), then each target fuzzes for FUZZ_SECONDS from the seeds made from
+# testdata (fuzz/seeds.sh) and its corpus in build-fuzz/corpus/. A crash leaves
+# its input in build-fuzz/crashes/ and fails the target; the input belongs in
+# fuzz/regressions/ once the bug is fixed.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS  = parse options pipeline
+FUZZ_CC      ?= clang
+FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=all
+FUZZ_BIN      = $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz_%)
+
+# clang and its libFuzzer come from the distribution; as root we install them.
+clang-fuzzer:
+	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return 0; }\n' \
+	    | $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing clang and libFuzzer (clang libclang-rt-dev) with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      clang libclang-rt-dev) >/dev/null || exit 1; \
+	  else \
+	    echo "clang with libFuzzer is missing; install it with:" \
+	      "sudo apt-get install clang libclang-rt-dev"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/%.o $(BUILD)/cli/options.o $(CORE_OBJ) $(GPU_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz: clang-fuzzer
+	@CFLAGS="$(FUZZ_CFLAGS)" $(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) \
+	  NVCC= $(FUZZ_BIN)
+	@rm -rf build-fuzz/seeds build-fuzz/crashes; sh fuzz/seeds.sh build-fuzz/seeds; \
+	mkdir -p build-fuzz/crashes; fail=0; \
+	for t in $(FUZZ_TARGETS); do \
+	  if [ -n "$$(ls fuzz/regressions/$$t 2>/dev/null)" ]; then \
+	    echo "== fuzz $$t: regressions"; \
+	    build-fuzz/fuzz/fuzz_$$t fuzz/regressions/$$t/* > build-fuzz/$$t-regressions.log 2>&1 \
+	      || { fail=1; tail -n 60 build-fuzz/$$t-regressions.log; }; \
+	    grep -c '^Executed' build-fuzz/$$t-regressions.log | sed 's/$$/ inputs replayed/'; fi; \
+	  echo "== fuzz $$t: $(FUZZ_SECONDS) s"; mkdir -p build-fuzz/corpus/$$t; \
+	  build-fuzz/fuzz/fuzz_$$t build-fuzz/corpus/$$t build-fuzz/seeds/$$t \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 \
+	    -artifact_prefix=build-fuzz/crashes/$$t- -print_final_stats=1 \
+	    > build-fuzz/$$t.log 2>&1 || { fail=1; tail -n 60 build-fuzz/$$t.log; }; \
+	  grep -E '^(stat::number_of_executed_units|stat::new_units_added)|^Done' build-fuzz/$$t.log; \
+	done; \
+	if [ -n "$$(ls build-fuzz/crashes)" ]; then ls build-fuzz/crashes; fail=1; fi; exit $$fail
 
 # ---------------------------------------------------------------- bench
 
@@ -153,6 +246,6 @@ uninstall:
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge
 
 clean:
-	rm -rf $(BUILD) gpumerge
+	rm -rf $(BUILD) gpumerge build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

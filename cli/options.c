@@ -134,7 +134,7 @@ void gm_cli_usage(FILE *to)
           "  -C, --check=quiet, --check=silent  like -c, but do not report the first bad line\n"
           "  -m, --merge               merge already sorted files; do not sort\n"
           "  -n, --numeric-sort        accepted: keys are always compared as numbers\n"
-          "  -o, --output=FILE         write to FILE (atomically; FILE may be an input)\n"
+          "  -o, --output=FILE         write to FILE (FILE may be an input)\n"
           "  -r, --reverse             descending order (merge and check expect it too)\n"
           "  -s, --stable              accepted: equal keys keep their input order\n"
           "  -u, --unique              one line per value (check: equal lines are disorder)\n"

@@ -1,26 +1,38 @@
 /*
  * cleanup.c - the registry of temporary files and the signal handlers that
- * remove them (see cleanup.h).
+ * remove them (see cleanup.h); the list of signals is coreutils' sort's.
  *
- * The registry is a fixed table of path copies, changed only with the handled
- * signals blocked, so the handler always sees a consistent table and calls only
- * async-signal-safe functions (unlink, sigaction, raise).
+ * The handler may run on any thread, at any moment, also while another thread
+ * changes the registry, so it takes no lock and calls only async-signal-safe
+ * functions (unlink, sigaction, sigprocmask, raise). The registry is a table of
+ * path pointers read and written atomically: a writer fills a slot or empties
+ * it with one atomic store, under a mutex that only writers take. A removed path
+ * is freed only when no handler has started; otherwise it is left to the ending
+ * process, so a handler never reads freed memory (the counter is raised before
+ * the handler reads a slot and read after the writer empties it, both sequentially
+ * consistent, so one of the two sees the other).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 enum { MAX_TEMPS = 4096 };
 
-static char *temps[MAX_TEMPS];
-static volatile sig_atomic_t ntemps;
-static int installed;
+static char *temps[MAX_TEMPS]; /* each slot read and written with __atomic */
+static int ntemps;             /* slots ever used (atomic) */
+static int handling;           /* handlers that have started (atomic) */
+static int installed;          /* atomic */
+static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 
 static const int caught[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1,
                               SIGUSR2, SIGXFSZ, SIGXCPU, SIGVTALRM, SIGPROF, SIGPOLL,
@@ -36,29 +48,39 @@ static sigset_t caught_set(void)
     return s;
 }
 
+/* Removes every registered file, then ends the process by the same signal with
+ * its default action, so the parent sees how we died (a shell prints nothing for
+ * SIGPIPE, and 128 + the signal's number is the status). */
 static void on_signal(int sig)
 {
-    for (int i = 0; i < ntemps; i++)
-        if (temps[i])
-            unlink(temps[i]);
+    __atomic_add_fetch(&handling, 1, __ATOMIC_SEQ_CST);
+    int n = __atomic_load_n(&ntemps, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < n; i++) {
+        char *p = __atomic_load_n(&temps[i], __ATOMIC_SEQ_CST);
+        if (p)
+            unlink(p);
+    }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    sigprocmask(SIG_UNBLOCK, &s, NULL); /* this thread's mask: the signal is blocked here */
     raise(sig);
 }
 
 int gm_cleanup_install(gm_status *st)
 {
     (void)st;
-    if (installed)
+    if (__atomic_exchange_n(&installed, 1, __ATOMIC_SEQ_CST))
         return GM_OK;
-    installed = 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sa.sa_mask = caught_set();
+    sa.sa_mask = caught_set(); /* one handler at a time on a thread */
     for (int i = 0; i < NCAUGHT; i++) {
         struct sigaction old;
         if (sigaction(caught[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
@@ -68,7 +90,8 @@ int gm_cleanup_install(gm_status *st)
     return GM_OK;
 }
 
-/* Runs with the caught signals blocked, so the handler never sees a half change. */
+/* Blocks the caught signals on this thread, so that a file is never created
+ * without being registered, nor removed but still registered. */
 static sigset_t block(void)
 {
     sigset_t s = caught_set(), old;
@@ -81,21 +104,34 @@ static void unblock(sigset_t old)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+sigset_t gm_cleanup_block(void)
+{
+    return block();
+}
+
+void gm_cleanup_unblock(sigset_t old)
+{
+    unblock(old);
+}
+
 int gm_temp_register(const char *path, gm_status *st)
 {
     char *copy = strdup(path);
     if (!copy)
         return gm_fail(st, GM_ENOMEM, "out of memory");
-    sigset_t old = block();
-    int slot = -1;
-    for (int i = 0; i < ntemps && slot < 0; i++)
-        if (!temps[i])
+    pthread_mutex_lock(&writers);
+    int n = __atomic_load_n(&ntemps, __ATOMIC_SEQ_CST), slot = -1;
+    for (int i = 0; i < n && slot < 0; i++)
+        if (!__atomic_load_n(&temps[i], __ATOMIC_SEQ_CST))
             slot = i;
-    if (slot < 0 && ntemps < MAX_TEMPS)
-        slot = ntemps++;
-    if (slot >= 0)
-        temps[slot] = copy;
-    unblock(old);
+    if (slot < 0 && n < MAX_TEMPS)
+        slot = n;
+    if (slot >= 0) {
+        __atomic_store_n(&temps[slot], copy, __ATOMIC_SEQ_CST);
+        if (slot == n)
+            __atomic_store_n(&ntemps, n + 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&writers);
     if (slot < 0) {
         free(copy);
         return gm_fail(st, GM_ENOMEM, "too many temporary files");
@@ -107,13 +143,20 @@ static void drop(const char *path, int do_unlink)
 {
     sigset_t old = block();
     if (do_unlink)
-        unlink(path);
-    for (int i = 0; i < ntemps; i++)
-        if (temps[i] && strcmp(temps[i], path) == 0) {
-            free(temps[i]);
-            temps[i] = NULL;
-            break;
+        unlink(path); /* first: a signal now still finds it registered */
+    char *gone = NULL;
+    pthread_mutex_lock(&writers);
+    int n = __atomic_load_n(&ntemps, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < n && !gone; i++) {
+        char *p = __atomic_load_n(&temps[i], __ATOMIC_SEQ_CST);
+        if (p && strcmp(p, path) == 0) {
+            __atomic_store_n(&temps[i], NULL, __ATOMIC_SEQ_CST);
+            gone = p;
         }
+    }
+    pthread_mutex_unlock(&writers);
+    if (gone && __atomic_load_n(&handling, __ATOMIC_SEQ_CST) == 0)
+        free(gone); /* else a handler may be reading it, and the process is ending */
     unblock(old);
 }
 
@@ -140,7 +183,7 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
         return gm_fail(st, GM_ENOMEM, "out of memory");
     snprintf(p, len, "%s/%sXXXXXX", dir, prefix);
     sigset_t old = block(); /* created and registered as one step */
-    int f = mkstemp(p);
+    int f = mkostemp(p, O_CLOEXEC);
     int err = errno;
     int rc = f < 0 ? GM_EIO : gm_temp_register(p, st);
     if (f >= 0 && rc != GM_OK) {
@@ -149,9 +192,10 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
     }
     unblock(old);
     if (f < 0) {
+        char shown[512];
         free(p);
-        return gm_fail(st, GM_EIO, "cannot create a temporary file in %s: %s", dir,
-                       strerror(err));
+        return gm_fail(st, GM_EIO, "cannot create a temporary file in %s: %s",
+                       gm_quote(dir, shown, sizeof shown), strerror(err));
     }
     if (rc != GM_OK) {
         free(p);

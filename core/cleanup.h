@@ -3,10 +3,13 @@
  * being written and the external sort's runs. Each is registered when created and
  * removed on success, on error, and when a catchable signal ends the process (the
  * handler unlinks every registered file, then lets the signal take its course), as
- * coreutils' sort does with its temporary files.
+ * coreutils' sort does with its temporary files. The handler is safe on any
+ * thread, also while another thread registers or removes a file.
  */
 #ifndef GM_CLEANUP_H
 #define GM_CLEANUP_H
+
+#include <signal.h>
 
 #include "types.h"
 
@@ -16,8 +19,8 @@
 int gm_cleanup_install(gm_status *st);
 
 /* Creates a new, empty file in dir (NULL: $TMPDIR, else /tmp) named
- * PREFIXXXXXXX with mkstemp, registers it, and returns its descriptor in *fd and
- * its malloc'd path in *path. Returns GM_OK, GM_EIO ("cannot create a temporary
+ * PREFIXXXXXXX with mkostemp (close-on-exec), registers it, and returns its
+ * descriptor in *fd and its malloc'd path in *path. Returns GM_OK, GM_EIO ("cannot create a temporary
  * file in DIR: REASON") or GM_ENOMEM. */
 int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
                    gm_status *st);
@@ -25,6 +28,12 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
 /* Registers an existing path for removal on a signal. Returns GM_OK or
  * GM_ENOMEM. */
 int gm_temp_register(const char *path, gm_status *st);
+
+/* Blocks the handled signals on the calling thread, for a step that creates a
+ * file and registers it, which a signal must not split; returns the mask that
+ * gm_cleanup_unblock restores. */
+sigset_t gm_cleanup_block(void);
+void gm_cleanup_unblock(sigset_t old);
 
 /* Unlinks path and forgets it. */
 void gm_temp_remove(const char *path);

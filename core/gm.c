@@ -5,14 +5,19 @@
  *   written) -> load and parse each on all cores -> choose the key width -> gather
  *   the keys into one array (inputs back to back: the runs of a merge) -> engine
  *   (CPU or GPU) -> format and write -> rename -o's temporary file into place.
+ *   The -o file is opened right after the inputs, before anything is read
+ *   (core/outfile.h); signal handlers that remove temporary files are installed
+ *   first of all (core/cleanup.h).
  *
  * Each stage is timed for -v.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../cuda/gpu.h"
+#include "cleanup.h"
 #include "engine.h"
 #include "gm.h"
 #include "input.h"
@@ -152,9 +157,23 @@ static int read_keys(gm_input *ins, int nnames, int merging, const gm_config *cf
     return rc;
 }
 
+/* The inputs' size where it is known (regular files): the output is no longer. */
+static uint64_t input_bytes(const gm_input *ins, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat sb;
+        if (fstat(ins[i].fd, &sb) == 0 && S_ISREG(sb.st_mode))
+            sum += (uint64_t)sb.st_size + 1; /* + a last newline that may be missing */
+    }
+    return sum;
+}
+
 int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_status *st)
 {
     static char *const stdin_name[] = { "-" };
+    gm_cleanup_install(st); /* temporary files never outlive a signal */
+    gm_fill_std_fds();
     if (nnames == 0) {
         names = stdin_name;
         nnames = 1;
@@ -171,15 +190,26 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
         return gm_fail(st, GM_ENOMEM, "out of memory");
     }
     int rc = open_inputs(ins, names, nnames, st);
-    if (!rc && c == GM_OP_CHECK)
-        rc = check_inputs(cfg, ins, nnames, nthreads, st);
-    if (!rc && c != GM_OP_CHECK && cfg->device == GM_DEVICE_GPU) {
-        /* Fail before reading gigabytes if the GPU cannot be used at all. */
-        gm_gpu_info info;
-        rc = gm_gpu_probe(&info, st);
+    /* The output is opened (not truncated) before any input is read, as sort does:
+     * an unwritable -o stops us at once. */
+    gm_output out;
+    if (!rc && c != GM_OP_CHECK) {
+        rc = gm_output_open_sized(&out, cfg->output, input_bytes(ins, nnames), st);
         if (rc)
             close_inputs(ins, nnames);
     }
+    if (!rc && cfg->device == GM_DEVICE_GPU) {
+        /* Fail before reading gigabytes if the GPU cannot be used at all (check too). */
+        gm_gpu_info info;
+        rc = gm_gpu_probe(&info, st);
+        if (rc) {
+            close_inputs(ins, nnames);
+            if (c != GM_OP_CHECK)
+                gm_output_abort(&out);
+        }
+    }
+    if (!rc && c == GM_OP_CHECK)
+        rc = check_inputs(cfg, ins, nnames, nthreads, st);
     if (rc || c == GM_OP_CHECK) {
         free(ins);
         free(offsets);
@@ -196,11 +226,8 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
             rc = GM_ENOMEM;
     }
 
-    gm_output out;
     gm_engine_report rep;
     memset(&rep, 0, sizeof rep);
-    if (!rc)
-        rc = gm_output_open(&out, cfg->output, st);
     if (!rc) {
         double a = gm_now();
         rc = gm_engine_run(cfg, c, &keys, &scratch,
@@ -217,9 +244,11 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
             t.format = os.format_cpu / nthreads;
             t.write = os.write;
         }
-        if (rc)
-            gm_output_abort(&out);
     }
+    if (rc)
+        gm_output_abort(&out);
+    else if (out.file.kind == GM_OUTFILE_IN_PLACE)
+        gm_say(cfg, GM_MSG_VERBOSE, "output: %s written in place: %s", out.shown, out.file.why);
     free(keys.data);
     free(scratch);
     free(offsets);

@@ -333,9 +333,9 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
 
     while (s < end) {
         const char *e; /* end of the current line: its newline, or the chunk's end */
-        uint64_t bits = 0;
-        /* Find the next newline at or after w (w <= end here). */
-        while (w + 8 <= end && (bits = newline_bits(*(const uint64_t *)(const void *)w)) == 0)
+        uint64_t bits = 0, word;
+        /* Find the next newline at or after w (w <= end here); w may be unaligned. */
+        while (w + 8 <= end && (memcpy(&word, w, 8), bits = newline_bits(word)) == 0)
             w += 8;
         if (bits) {
             e = w + (__builtin_ctzll(bits) >> 3);

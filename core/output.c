@@ -7,20 +7,15 @@
  * every finished block after it: formatting and writing overlap, output stays in
  * order, and formatting runs at most a few blocks ahead of the writer, reusing the
  * written blocks' buffers, so memory stays small whatever the output's size.
- * A signal that stops the run removes the temporary file of -o.
  */
 #define _GNU_SOURCE
 #include "output.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -246,6 +241,9 @@ int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthread
     stats->format_cpu = stats->write = 0;
     if (keys->n == 0)
         return GM_OK;
+    int rc = gm_outfile_begin(&out->file, st);
+    if (rc)
+        return rc;
     struct write_job job;
     memset(&job, 0, sizeof job);
     job.keys = keys;
@@ -289,127 +287,41 @@ int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthread
 
 /* ------------------------------------------------------------------ -o */
 
-/* The temporary file a fatal signal must not leave behind. */
-static char *volatile pending_tmp;
-
-static void on_fatal_signal(int sig)
+int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
+                         gm_status *st)
 {
-    char *tmp = pending_tmp;
-    if (tmp)
-        unlink(tmp);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void guard_tmp(char *tmp)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-    pending_tmp = tmp;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = tmp ? on_fatal_signal : SIG_DFL;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue; /* leave ignored signals ignored */
-        sigaction(sigs[i], &sa, NULL);
+    memset(out, 0, sizeof *out);
+    int rc = gm_outfile_plan(&out->file, path, st);
+    if (!rc)
+        rc = gm_outfile_open(&out->file, expect_bytes, st);
+    if (rc) {
+        gm_outfile_abort(&out->file);
+        out->fd = -1;
+        return rc;
     }
+    memcpy(out->shown, out->file.shown, sizeof out->shown);
+    out->fd = out->file.fd;
+    return GM_OK;
 }
 
 int gm_output_open(gm_output *out, const char *path, gm_status *st)
 {
-    memset(out, 0, sizeof *out);
-    if (!path) {
-        out->fd = STDOUT_FILENO;
-        snprintf(out->shown, sizeof out->shown, "standard output");
-        return GM_OK;
-    }
-    gm_quote(path, out->shown, sizeof out->shown);
-    struct stat sb;
-    int exists = stat(path, &sb) == 0;
-    if (exists && !S_ISREG(sb.st_mode)) {
-        out->fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (out->fd < 0)
-            return gm_fail(st, GM_EIO, "cannot create: %s: %s", out->shown, strerror(errno));
-        return GM_OK;
-    }
-    /* Write beside the real file, so a symbolic link keeps pointing at it. */
-    char *final = exists ? realpath(path, NULL) : strdup(path);
-    char *dircopy = final ? strdup(final) : NULL;
-    char *basecopy = final ? strdup(final) : NULL;
-    char *tmp = NULL;
-    if (dircopy && basecopy) {
-        const char *dir = dirname(dircopy), *base = basename(basecopy);
-        size_t size = strlen(dir) + strlen(base) + 32;
-        tmp = malloc(size);
-        if (tmp)
-            snprintf(tmp, size, "%s/.%s.gpumerge-XXXXXX", dir, base);
-    }
-    free(dircopy);
-    free(basecopy);
-    if (!tmp) {
-        free(final);
-        free(tmp);
-        return gm_fail(st, GM_ENOMEM, "out of memory opening %s", out->shown);
-    }
-    out->fd = mkostemp(tmp, O_CLOEXEC);
-    if (out->fd < 0) {
-        int err = errno;
-        free(final);
-        free(tmp);
-        return gm_fail(st, GM_EIO, "cannot create: %s: %s", out->shown, strerror(err));
-    }
-    mode_t mode;
-    if (exists) {
-        mode = sb.st_mode & 07777;
-    } else {
-        mode_t mask = umask(0);
-        umask(mask);
-        mode = 0666 & ~mask;
-    }
-    fchmod(out->fd, mode);
-    out->final = final;
-    out->tmp = tmp;
-    guard_tmp(tmp);
-    return GM_OK;
+    return gm_output_open_sized(out, path, 0, st);
+}
+
+int gm_output_is_input(const gm_output *out, int input_fd)
+{
+    return gm_outfile_is_input(&out->file, input_fd);
 }
 
 int gm_output_commit(gm_output *out, gm_status *st)
 {
-    if (out->fd > STDOUT_FILENO) {
-        int rc = close(out->fd);
-        out->fd = -1;
-        if (rc != 0) {
-            int err = errno;
-            gm_output_abort(out);
-            return gm_fail(st, GM_EIO, "write failed: %s: %s", out->shown, strerror(err));
-        }
-    }
-    if (out->tmp) {
-        if (rename(out->tmp, out->final) != 0) {
-            int err = errno;
-            gm_output_abort(out);
-            return gm_fail(st, GM_EIO, "cannot create: %s: %s", out->shown, strerror(err));
-        }
-        guard_tmp(NULL);
-        free(out->tmp);
-        out->tmp = NULL;
-    }
-    free(out->final);
-    out->final = NULL;
-    return GM_OK;
+    out->fd = -1;
+    return gm_outfile_commit(&out->file, st);
 }
 
 void gm_output_abort(gm_output *out)
 {
-    if (out->fd > STDOUT_FILENO)
-        close(out->fd);
     out->fd = -1;
-    if (out->tmp) {
-        unlink(out->tmp);
-        guard_tmp(NULL);
-        free(out->tmp);
-        out->tmp = NULL;
-    }
-    free(out->final);
-    out->final = NULL;
+    gm_outfile_abort(&out->file);
 }

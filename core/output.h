@@ -1,28 +1,32 @@
 /*
  * output.h - formatting keys as text on all cores and writing them with few system
- * calls, to standard output or atomically to a file named by -o.
- *
- * -o FILE is written to a temporary file in FILE's directory and renamed over FILE
- * only by gm_output_commit, so FILE may also be an input, and a run that fails
- * leaves an existing FILE untouched. A FILE that is not a regular file (/dev/null,
- * /dev/full, a fifo) is written in place.
+ * calls, to standard output or to the file named by -o (core/outfile.h: replaced
+ * by a rename where that is safe, else written in place once every input is read).
  */
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
 
 #include "gm.h"
+#include "outfile.h"
 
 typedef struct gm_output {
     char shown[512]; /* "standard output" or the quoted file name */
-    int fd;
-    char *final;     /* file to rename the temporary over, or NULL */
-    char *tmp;       /* the temporary file, or NULL */
+    int fd;          /* where gm_output_write writes */
+    gm_outfile file; /* -o's target, temporary file and way of writing */
 } gm_output;
 
-/* Prepares the output: standard output when path is NULL, else a temporary file
- * beside path (or path itself when it is not a regular file). Returns GM_OK or
- * GM_EIO ("cannot create: FILE: REASON"). */
+/* Prepares the output (gm_outfile_plan, then gm_outfile_open): standard output
+ * when path is NULL, else path's file opened for writing before any input is read.
+ * expect_bytes bounds the output's size (0: unknown). Returns GM_OK, GM_EIO
+ * ("open failed: FILE: REASON") or GM_ENOMEM. */
+int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
+                         gm_status *st);
+
+/* gm_output_open_sized with the size unknown. */
 int gm_output_open(gm_output *out, const char *path, gm_status *st);
+
+/* Whether the open file fd (an input) is the output's file itself. */
+int gm_output_is_input(const gm_output *out, int input_fd);
 
 /* Where the time of gm_output_write went, in seconds. */
 typedef struct gm_output_stats {
@@ -31,17 +35,20 @@ typedef struct gm_output_stats {
 } gm_output_stats;
 
 /* Formats keys (canonical decimal, one per line; with unique, the first of each
- * run of equal keys only) on nthreads threads and writes them in order. Returns
+ * run of equal keys only) on nthreads threads and writes them in order; an
+ * in-place target is truncated first (gm_outfile_begin). Returns
  * GM_OK, GM_EPIPE when the reader has gone, GM_EIO ("write failed: FILE: REASON")
  * or GM_ENOMEM. */
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st);
 
-/* Finishes the output: closes and renames the temporary file over its target.
- * Returns GM_OK or GM_EIO. After an error the temporary file is removed. */
+/* Finishes the output (gm_outfile_commit): closes it and renames the temporary
+ * file over the target. Returns GM_OK or GM_EIO. After an error the temporary file
+ * is removed. */
 int gm_output_commit(gm_output *out, gm_status *st);
 
-/* Abandons the output: removes the temporary file, if any. Safe after commit. */
+/* Abandons the output (gm_outfile_abort): removes the temporary file, if any.
+ * Safe after commit. */
 void gm_output_abort(gm_output *out);
 
 /* Formats one key as canonical decimal at p and returns the end (no newline).

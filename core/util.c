@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -106,28 +107,94 @@ void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx)
         pthread_join(tid[i], NULL);
 }
 
+/* The quoting of coreutils' quotef() (gnulib quotearg.c, shell_escape_quoting_style
+ * with ':' quoted too), in the C locale: a name of safe bytes stands as it is; a
+ * name whose only unsafe bytes are spaces, quotes and a leading '#' or '~' goes in
+ * double quotes when it holds a single quote; anything else goes in single quotes,
+ * quotes as '\'' and bytes that are not printable ASCII as $'\n' or $'\ooo'
+ * escapes, so no byte of a name reaches a terminal raw. */
+static int quote_plain(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("%+,-./:@]_", c));
+}
+
 const char *gm_quote(const char *name, char *buf, size_t size)
 {
-    int safe = name[0] != '\0';
-    for (const char *p = name; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                    "0123456789._-/+,:@%=", *p))
-            safe = 0;
-    if (safe) {
-        snprintf(buf, size, "%s", name);
-        return buf;
-    }
-    size_t o = 0;
-#define PUT(c) do { if (o + 1 < size) buf[o++] = (c); } while (0)
-    PUT('\'');
-    for (const char *p = name; *p; p++) {
-        if (*p == '\'') {
-            PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
+    const unsigned char *s = (const unsigned char *)name;
+    size_t len = strlen(name);
+    int special = len == 0, quote = 0, compat = 1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c == ':') {
+            special = 1; /* quotef quotes the colon; it needs no escape */
+        } else if (quote_plain(c)) {
+        } else if ((c == '{' || c == '}') && len > 1) {
+            compat = 0; /* safe unless the whole name */
+        } else if ((c == '#' || c == '~') && i > 0) {
+            compat = 0; /* safe unless first */
+        } else if (c == '{' || c == '}' || c == '#' || c == '~' || c == ' ') {
+            special = 1;
+        } else if (c == '\'') {
+            special = quote = 1;
         } else {
-            PUT(*p);
+            special = 1;
+            compat = 0;
         }
     }
-    PUT('\'');
+    size_t o = 0;
+    int full = 0;
+    if (size == 0)
+        return buf;
+    /* Appends text only when it fits whole, so a cut never splits an escape. */
+#define PUT(text)                                                                 \
+    do {                                                                          \
+        size_t n_ = strlen(text);                                                 \
+        if (o + n_ < size) {                                                      \
+            memcpy(buf + o, text, n_);                                            \
+            o += n_;                                                              \
+        } else {                                                                  \
+            full = 1; /* cut here: nothing more */                                \
+        }                                                                         \
+    } while (0)
+    if (!special) {
+        for (size_t i = 0; i < len && !full; i++) {
+            char c[2] = { name[i], 0 };
+            PUT(c);
+        }
+    } else if (quote && compat) {
+        PUT("\"");
+        for (size_t i = 0; i < len && !full; i++) {
+            char c[2] = { name[i], 0 };
+            PUT(c);
+        }
+        PUT("\"");
+    } else {
+        int in_escape = 0; /* inside a $'...' */
+        PUT("'");
+        for (size_t i = 0; i < len && !full; i++) {
+            unsigned char c = s[i];
+            if (c < 0x20 || c >= 0x7f) {
+                static const char named[] = "abtnvfr";
+                char esc[8];
+                if (c >= '\a' && c <= '\r')
+                    snprintf(esc, sizeof esc, "%s\\%c", in_escape ? "" : "'$'",
+                             named[c - '\a']);
+                else
+                    snprintf(esc, sizeof esc, "%s\\%03o", in_escape ? "" : "'$'", c);
+                PUT(esc);
+                in_escape = 1;
+            } else if (c == '\'') {
+                PUT("'\\''");
+                in_escape = 0;
+            } else {
+                char t[4] = { '\'', '\'', (char)c, 0 };
+                PUT(in_escape ? t : t + 2);
+                in_escape = 0;
+            }
+        }
+        PUT("'");
+    }
 #undef PUT
     buf[o] = '\0';
     return buf;
@@ -151,6 +218,19 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size)
     }
     buf[o] = '\0';
     return buf;
+}
+
+void gm_fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) { /* cannot happen: the lowest free number */
+            dup2(got, fd);
+            close(got);
+        }
+    }
 }
 
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)

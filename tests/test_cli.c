@@ -312,7 +312,7 @@ Test(cli, every_error_message)
           "gpumerge: check writes no output: -o is not allowed\n"
           "Try 'gpumerge --help' for more information.\n" },
         { "sort", "ok -o /nonexistent/out", 2,
-          "gpumerge: cannot create: /nonexistent/out: No such file or directory\n" },
+          "gpumerge: open failed: /nonexistent/out: No such file or directory\n" },
     };
     char *dir = scratch_dir();
     char *p;

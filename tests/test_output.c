@@ -201,5 +201,5 @@ Test(output, unwritable_directory)
     gm_output out;
     gm_status st;
     cr_assert_eq(gm_output_open(&out, "/nonexistent/dir/out", &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "cannot create: /nonexistent/dir/out: No such file or directory");
+    cr_assert_str_eq(st.msg, "open failed: /nonexistent/dir/out: No such file or directory");
 }

@@ -1,0 +1,37 @@
+#!/bin/sh
+# seeds.sh OUT - the fuzz targets' seed corpora, made from testdata/cases: for
+# each golden case, its inputs as parser seeds, its arguments as an option seed,
+# and the case itself (operation, -r, -u, inputs) as a pipeline seed.
+set -eu
+out=$1
+cases=$(dirname "$0")/../testdata/cases
+mkdir -p "$out/parse" "$out/options" "$out/pipeline"
+for c in "$cases"/*/; do
+    name=$(basename "$c")
+    args=$(cat "$c/cmd")
+    # options: the arguments, NUL-separated ("< file" dropped)
+    printf '%s' "${args%%<*}" | tr ' ' '\000' > "$out/options/$name"
+    op=0; flags=0; files=
+    for a in $args; do
+        case $a in
+        merge) op=0;; sort) op=1;; check) op=2;;
+        -r) flags=$((flags | 1));; -u) flags=$((flags | 2));; -ru|-ur) flags=$((flags | 3));;
+        *) [ -f "$c/$a" ] && files="$files $a";;
+        esac
+    done
+    n=0
+    for f in $files; do
+        { printf '\010'; cat "$c/$f"; } > "$out/parse/$name-$f"
+        n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || continue
+    {
+        printf "\\$(printf %03o "$op")\\$(printf %03o "$flags")\\$(printf %03o $((n - 1)))"
+        first=1
+        for f in $files; do
+            [ $first = 1 ] || printf '\000'
+            first=0
+            cat "$c/$f"
+        done
+    } > "$out/pipeline/$name"
+done
