@@ -5,7 +5,11 @@
  * launchers read.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <mutex>
+#include <thread>
 
 #include "device.cuh"
 #include "kernels.cuh"
@@ -32,7 +36,7 @@ bool gm_dependent_launches()
 
 /* ------------------------------------------------------------------ probe */
 
-static int probe_rc = -1;
+static int probe_rc;
 static gm_gpu_info probe_info;
 static char probe_msg[512];
 
@@ -77,53 +81,87 @@ static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_
     }
 }
 
+/* The probe itself, run once (std::call_once): by the first gm_gpu_probe, or by the
+ * thread gm_gpu_warm_start starts, whichever comes first; the other waits for it. */
+static std::once_flag probe_once;
+static void probe_device()
+{
+    int count = 0;
+    cudaDeviceProp prop;
+    cudaFuncAttributes attr;
+    bool have_prop = false;
+    memset(&probe_info, 0, sizeof probe_info);
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaSuccess && count == 0)
+        err = cudaErrorNoDevice;
+    if (err == cudaSuccess)
+        err = cudaSetDevice(0);
+    if (err == cudaSuccess)
+        err = cudaGetDeviceProperties(&prop, 0);
+    have_prop = err == cudaSuccess;
+    if (err == cudaSuccess)
+        err = cudaFree(0); /* creates the context */
+    if (err == cudaSuccess)
+        err = cudaFuncGetAttributes(&attr, probe_kernel);
+    if (err != cudaSuccess) {
+        char reason[256];
+        probe_reason(err, &prop, have_prop, reason, sizeof reason);
+        snprintf(probe_msg, sizeof probe_msg, "no usable CUDA device: %s", reason);
+        snprintf(probe_info.detail, sizeof probe_info.detail, "%s: %s",
+                 cudaGetErrorName(err), cudaGetErrorString(err));
+        cudaGetLastError();
+        probe_rc = GM_ENODEV;
+    } else {
+        snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
+        probe_info.sm_count = prop.multiProcessorCount;
+        probe_info.cc_major = prop.major;
+        probe_info.cc_minor = prop.minor;
+        cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
+        gm_device.sm_count = prop.multiProcessorCount;
+        gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
+        gm_device.dependent_launch = prop.major >= 9;
+        gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+        gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
+        probe_rc = GM_OK;
+    }
+}
+
 extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
-    if (probe_rc < 0) {
-        int count = 0;
-        cudaDeviceProp prop;
-        cudaFuncAttributes attr;
-        bool have_prop = false;
-        memset(&probe_info, 0, sizeof probe_info);
-        cudaError_t err = cudaGetDeviceCount(&count);
-        if (err == cudaSuccess && count == 0)
-            err = cudaErrorNoDevice;
-        if (err == cudaSuccess)
-            err = cudaSetDevice(0);
-        if (err == cudaSuccess)
-            err = cudaGetDeviceProperties(&prop, 0);
-        have_prop = err == cudaSuccess;
-        if (err == cudaSuccess)
-            err = cudaFree(0); /* creates the context */
-        if (err == cudaSuccess)
-            err = cudaFuncGetAttributes(&attr, probe_kernel);
-        if (err != cudaSuccess) {
-            char reason[256];
-            probe_reason(err, &prop, have_prop, reason, sizeof reason);
-            snprintf(probe_msg, sizeof probe_msg, "no usable CUDA device: %s", reason);
-            snprintf(probe_info.detail, sizeof probe_info.detail, "%s: %s",
-                     cudaGetErrorName(err), cudaGetErrorString(err));
-            cudaGetLastError();
-            probe_rc = GM_ENODEV;
-        } else {
-            snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
-            probe_info.sm_count = prop.multiProcessorCount;
-            probe_info.cc_major = prop.major;
-            probe_info.cc_minor = prop.minor;
-            cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
-            gm_device.sm_count = prop.multiProcessorCount;
-            gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
-            gm_device.dependent_launch = prop.major >= 9;
-            gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
-            gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
-            probe_rc = GM_OK;
-        }
-    }
+    std::call_once(probe_once, probe_device);
     if (info)
         *info = probe_info;
     if (probe_rc != GM_OK)
         return gm_fail(st, GM_ENODEV, "%s", probe_msg);
     return GM_OK;
+}
+
+/* ------------------------------------------------------------------ warm start */
+
+/* Creating the CUDA context is a large part of a short run; started early in a
+ * thread of its own, it overlaps whatever the caller does meanwhile (reading the
+ * input). The thread is joined at exit (the handler registered before the thread
+ * starts), so the process never ends under it. */
+static std::thread warm_thread;
+static std::once_flag warm_once;
+
+static void join_warm_thread()
+{
+    if (warm_thread.joinable())
+        warm_thread.join();
+}
+
+extern "C" void gm_gpu_warm_start(void)
+{
+    std::call_once(warm_once, [] {
+        try {
+            if (atexit(join_warm_thread) != 0)
+                return;
+            warm_thread = std::thread([] { std::call_once(probe_once, probe_device); });
+        } catch (...) {
+            /* no thread: the first gm_gpu_probe does the work instead */
+        }
+    });
 }
 
 /* ------------------------------------------------------------------ memory */

@@ -41,6 +41,12 @@ typedef struct gm_gpu_times {
  * way (all zero but detail after a failure). */
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
 
+/* Starts the probe (and so the CUDA context) in a background thread and returns at
+ * once, so that start-up overlaps the caller's own work (reading the input); the
+ * next gm_gpu_probe, merge or sort waits for it and reports its result. Calling it
+ * more than once, or not at all, is harmless. */
+void gm_gpu_warm_start(void);
+
 /* Merges the nruns sorted runs of keys (run r is [offsets[r], offsets[r+1])) in
  * place on the GPU with the given kernel (GM_KERNEL_AUTO: the tuned choice for this
  * size and width). Stable: ties take the earlier run first. reverse: descending.

@@ -3,6 +3,7 @@
  * reports that CUDA is not built in, so --device=auto falls back to the CPU and
  * --device=gpu fails with a clear message.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -11,8 +12,10 @@
 
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
-    if (info)
+    if (info) {
         memset(info, 0, sizeof *info);
+        snprintf(info->detail, sizeof info->detail, "built without CUDA");
+    }
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
@@ -28,4 +31,8 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
 {
     (void)keys, (void)reverse, (void)unique, (void)kernel, (void)times;
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+void gm_gpu_warm_start(void)
+{
 }

@@ -469,7 +469,7 @@ Test(gpu, data_too_large_for_the_device)
     need_gpu();
     int32_t data[4] = { 3, 1, 2, 0 }, orig[4] = { 3, 1, 2, 0 };
     int64_t offsets[3] = { 0, 2, 3 };
-    gm_gpu_choices c = { .memory_limit = 1000 }; /* the device looks nearly full */
+    gm_gpu_choices c = { .memory_limit = 64 }; /* the device looks full */
     for (int op = 0; op < 2; op++) {
         gm_keys k = { data, 3, GM_I32 };
         gm_gpu_times t;
@@ -483,4 +483,38 @@ Test(gpu, data_too_large_for_the_device)
         cr_assert_eq(k.n, 3);
         cr_assert(memcmp(data, orig, sizeof data) == 0, "keys untouched after the failure");
     }
+}
+
+/* ---------------------------------------------------------------- probe */
+
+/* Without a usable device the message says why in words, and the CUDA error
+ * behind it stays available (for -v). */
+Test(gpu, probe_failure_says_why)
+{
+    gm_gpu_info info;
+    gm_status st;
+    if (gm_gpu_probe(&info, &st) == GM_OK)
+        cr_skip_test("a device is usable here");
+    cr_assert_eq(st.code, GM_ENODEV);
+    cr_assert(strncmp(st.msg, "no usable CUDA device: ", 23) == 0, "%s", st.msg);
+    cr_assert(info.detail[0] != 0, "the CUDA error is kept");
+    cr_assert(info.name[0] == 0 && info.sm_count == 0);
+}
+
+Test(gpu, warm_start_then_probe)
+{
+    gm_gpu_warm_start();
+    gm_gpu_warm_start(); /* harmless twice */
+    need_gpu();          /* waits for the thread's probe */
+    gm_gpu_info info;
+    gm_status st;
+    cr_assert_eq(gm_gpu_probe(&info, &st), GM_OK, "%s", st.msg);
+    cr_assert(info.name[0] != 0 && info.sm_count > 0 && info.detail[0] == 0);
+}
+
+/* The process may end while the thread still creates the context: it must end
+ * cleanly (Criterion reports a crash otherwise). */
+Test(gpu, warm_start_then_exit)
+{
+    gm_gpu_warm_start();
 }
