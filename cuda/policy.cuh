@@ -18,7 +18,7 @@
  * reside, and so the register cap each kernel is compiled with.
  *
  * Build-time overrides (bench/tune.sh) go through one macro, GM_TUNE, a string of
- * "name=value" pairs: -DGM_TUNE='"i32.tiled_items=19 tiled_steps=8"'. The names are
+ * "name=value" pairs: -DGM_TUNE='"i32.tiled_items=17 tiled_steps=8"'. The names are
  * the strings below; an unknown name stops the build.
  */
 #ifndef GM_CUDA_POLICY_CUH
@@ -99,26 +99,26 @@ static_assert(gm_tune_known(), "GM_TUNE sets a name that policy.cuh does not kno
  * Block shapes, THREADS x ITEMS keys a tile: ITEMS odd, so that the staging
  * writes of a warp (thread t from t ITEMS on) fall in distinct shared-memory banks;
  * int64 keeps about half the keys a thread of int32, so a tile has about the same
- * bytes. Every value measured with bench/tune.sh, `kernels 28 merge` and `kernels
- * 28 sort` (bench/RESULTS.md, "How the numbers were chosen").
+ * bytes. Every value measured on sm_90 with bench/tune.sh, `kernels 28 merge` and
+ * `kernels 28 sort` (bench/RESULTS.md, "Tuning").
  */
 template <typename K> struct shape;
 
 template <> struct shape<int32_t> {
-    /* basic kernel: the smallest block that keeps its thread-per-slice search busy */
+    /* basic kernel: 128 threads, the block the other shapes were scaled from */
     static constexpr int BASIC_THREADS = tuned("i32.basic_threads", 128);
-    /* basic kernel: the tiled kernel's ITEMS, one staging layout for both */
-    static constexpr int BASIC_ITEMS = tuned("i32.basic_items", 17);
-    /* tiled kernel: 256 beat 128 and 512 (per-tile costs over more keys, 8 blocks resident) */
+    /* basic kernel: the tiled kernel's ITEMS (a teaching kernel, never tuned apart) */
+    static constexpr int BASIC_ITEMS = tuned("i32.basic_items", 19);
+    /* tiled kernel: 256 beat 128 (per-tile costs over more keys); 512 exceeds 48 KB a block */
     static constexpr int TILED_THREADS = tuned("i32.tiled_threads", 256);
-    /* tiled kernel: 17 so that the block-sort tile passes 2^13 keys (one sort pass fewer); 15 and 19 no better */
-    static constexpr int TILED_ITEMS = tuned("i32.tiled_items", 17);
+    /* tiled kernel and block sort: 19 sorts faster than 17 and 15, merges as fast */
+    static constexpr int TILED_ITEMS = tuned("i32.tiled_items", 19);
     /* circular kernel: 128 x 15 fastest of 128/256 threads x 7..23 items */
     static constexpr int CIRC_THREADS = tuned("i32.circ_threads", 128);
     static constexpr int CIRC_ITEMS = tuned("i32.circ_items", 15);
     /* block sort: 512 threads (four basic blocks); 1024 (one block an SM) was slower */
     static constexpr int SORT_THREADS = tuned("i32.sort_threads", 512);
-    /* four-way pass: 256 x 17 beat 128 x 31 (more threads hide more latency) */
+    /* four-way pass: 256 threads beat 128 of twice the items (more threads hide more latency) */
     static constexpr int MULTI_THREADS = tuned("i32.multi_threads", 256);
     static constexpr int MULTI_ITEMS = tuned("i32.multi_items", 17);
     /* four-way pass: loading the next chunk while merging loses with 6 blocks of 256 resident */
@@ -126,18 +126,19 @@ template <> struct shape<int32_t> {
 };
 
 template <> struct shape<int64_t> {
-    /* basic kernel: as int32, half the keys a thread */
+    /* basic kernel: as int32, about half the keys a thread */
     static constexpr int BASIC_THREADS = tuned("i64.basic_threads", 128);
-    static constexpr int BASIC_ITEMS = tuned("i64.basic_items", 9);
-    /* tiled kernel: 256 x 9, a tile of the int32 tile's bytes; 2 x 128-thread rounds tied */
+    static constexpr int BASIC_ITEMS = tuned("i64.basic_items", 11);
+    /* tiled kernel: 256 threads, as int32 (128 slower) */
     static constexpr int TILED_THREADS = tuned("i64.tiled_threads", 256);
-    static constexpr int TILED_ITEMS = tuned("i64.tiled_items", 9);
+    /* tiled kernel and block sort: 11 sorts faster than 9 and 7, merges as fast */
+    static constexpr int TILED_ITEMS = tuned("i64.tiled_items", 11);
     /* circular kernel: 128 x 11 fastest of 128/256 threads x 3..11 items */
     static constexpr int CIRC_THREADS = tuned("i64.circ_threads", 128);
     static constexpr int CIRC_ITEMS = tuned("i64.circ_items", 11);
     /* block sort: 512 threads, as int32 */
     static constexpr int SORT_THREADS = tuned("i64.sort_threads", 512);
-    /* four-way pass: 128 x 19 beat 256 x 9 (fewer co-rank searches a key) */
+    /* four-way pass: 128 x 19 beat 256 threads of half the items (fewer co-rank searches a key) */
     static constexpr int MULTI_THREADS = tuned("i64.multi_threads", 128);
     static constexpr int MULTI_ITEMS = tuned("i64.multi_items", 19);
     /* four-way pass: pipelined pays with only 5 blocks of 128 threads resident */
@@ -145,8 +146,8 @@ template <> struct shape<int64_t> {
 };
 
 /* The tiled kernel's coarse partition: co-ranks found to within a step of
- * TILED_TILE / steps keys (merge_tiled.cu); 4 beat 3, 8 and 16 for both widths;
- * 1 makes the partition exact. */
+ * TILED_TILE / steps keys (partition.cu); 4 beat 3, 8 and 16, and 1 (exact
+ * co-ranks). */
 constexpr int TILED_STEPS = tuned("tiled_steps", 4);
 
 /* ------------------------------------------------------------------ architectures */
@@ -157,12 +158,12 @@ template <> struct arch<750> {            /* Turing */
     static constexpr int SM_SHARED = 64 * 1024;       /* shared memory a multiprocessor has */
     static constexpr int BLOCK_RESERVED = 0;          /* shared memory the system keeps a block */
 };
-template <> struct arch<800> {            /* Ampere A100 */
+template <> struct arch<800> {            /* Ampere (GA100) */
     static constexpr int SM_THREADS = 2048;
     static constexpr int SM_SHARED = 164 * 1024;
     static constexpr int BLOCK_RESERVED = 1024;
 };
-template <> struct arch<900> {            /* Hopper H100, H200 */
+template <> struct arch<900> {            /* Hopper */
     static constexpr int SM_THREADS = 2048;
     static constexpr int SM_SHARED = 228 * 1024;
     static constexpr int BLOCK_RESERVED = 1024;
@@ -193,8 +194,8 @@ template <int ARCH> constexpr int resident_blocks(int threads, int smem)
 
 struct choice {
     /* Up to this many tiles the tiled kernel's blocks find their own co-ranks, with
-     * no partition kernel before them: 2^20 int32 keys (240 tiles) in 10.0 us against
-     * 12.9 with the best partition, tied at 2^22, lost at 2^24. */
+     * no partition kernel before them (a launch saved, against a search every block
+     * waits for): `kernels 28 lanes`, won at 2^20 keys, tied at 2^22, lost at 2^24. */
     static constexpr int64_t SELF_SEARCH_MAX_TILES = tuned("self_search_max_tiles", 1024);
     /* Partition lanes a tile: 32 up to this many tiles (the search chain's latency
      * is the cost), ... */
