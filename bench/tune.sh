@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/tune.sh - builds the kernel benchmark once per tuning variant, so that one
-# session on a GPU machine can time them all: build here, then run
+# visit to a GPU machine can time them all: build here, then run
 # build/tune/NAME/kernels there. A variant is a list of overrides of the values in
 # cuda/policy.cuh, by the names given there, passed as the one macro GM_TUNE.
 #

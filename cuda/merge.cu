@@ -16,8 +16,9 @@
 #include "device.cuh"
 #include "kernels.cuh"
 
-/* The kernel --kernel=auto runs for a merge of n keys: below the crossover the
- * basic kernel's one launch wins, from it the tiled kernel (bench/RESULTS.md,
+/* The kernel --kernel=auto runs for a merge of n keys: the basic kernel (one launch,
+ * its threads searching for themselves) below choice::AUTO_TILED_FROM keys, where the
+ * two are within a microsecond, the tiled kernel from there (bench/RESULTS.md,
  * `kernels 22 crossover`; the same for both widths). The circular kernel never wins. */
 static gm_kernel auto_kernel(int64_t n)
 {
