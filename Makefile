@@ -44,18 +44,21 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
 CORE_SRC = core/util.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
 CORE_SRC += core/outfile.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
-CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
-           cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu
+CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
+           cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
+           cuda/sort.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
+  TESTING_OBJ = $(BUILD)/cuda/testing_stub.o
   GPU_LIBS =
   BUILD_KIND = CPU-only (no nvcc found: the GPU engine says "built without CUDA")
   ENGINE     = CPU only (built without nvcc)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+  TESTING_OBJ = $(BUILD)/cuda/testing.o
   GPU_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
   ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
@@ -87,9 +90,10 @@ $(BUILD)/cli/engine.txt: FORCE
 $(BUILD)/cli/version.o: $(BUILD)/cli/engine.txt
 $(BUILD)/cli/version.o: CFLAGS += -DGM_BUILD_ENGINE='"$(ENGINE)"'
 
-$(BUILD)/cuda/%.o: cuda/%.cu cuda/*.cuh cuda/gpu.h core/corank.h core/corank_impl.h
+# -MMD -MP: each CUDA object depends on every header it includes (the .d files).
+$(BUILD)/cuda/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 # ---------------------------------------------------------------- tests
 
@@ -108,25 +112,39 @@ $(BUILD)/tests/%.o: tests/%.c tests/helpers.h | criterion
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_OBJ) $(GPU_OBJ)
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_OBJ) $(GPU_OBJ) \
+                      $(TESTING_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ -lcriterion $(GPU_LIBS) $(LDLIBS)
 
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
 
-test: $(PROG) $(TEST_BIN)
+# gpumerge with GPU choices forced from its first arguments (cuda/testing.h), for
+# tests/sanitize.sh and the CLI suite: the CLI's main under another name.
+$(BUILD)/tests/cli_main.o: cli/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Dmain=gm_cli_main -c -o $@ $<
+
+FORCED = $(BUILD)/tests/gpumerge_forced
+$(FORCED): $(BUILD)/tests/gpumerge_forced.o $(BUILD)/tests/cli_main.o \
+           $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(GPU_LIBS) $(LDLIBS)
+
+test: $(PROG) $(FORCED) $(TEST_BIN)
 	@if command -v groff >/dev/null; then \
 	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
-	@GPUMERGE=$(CURDIR)/$(PROG) TESTDATA=$(CURDIR)/testdata sh tests/run.sh $(TEST_BIN)
+	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
+	  sh tests/run.sh $(TEST_BIN)
 
-test-gpu: gpumerge $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
+test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
-	GPUMERGE=$(CURDIR)/gpumerge TESTDATA=$(CURDIR)/testdata GM_TEST_DEVICE=gpu \
-	  $(BUILD)/tests/test_cli
+	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
+	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
 
 SANITIZER ?= compute-sanitizer
-sanitize: gpumerge
-	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge bash tests/sanitize.sh memcheck racecheck synccheck
+sanitize: gpumerge $(FORCED)
+	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) \
+	  bash tests/sanitize.sh memcheck racecheck synccheck
 
 # The host code under the compilers' sanitizers, CPU-only, in build dirs of their
 # own. ASan+UBSan: the program and every suite, built into build-asan/ and run
@@ -219,8 +237,12 @@ fuzz: clang-fuzzer
 
 # ---------------------------------------------------------------- bench
 
-$(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)/core/util.o
+$(BUILD)/bench/kernels.o: bench/kernels.cu
 	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+
+$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpu.o \
+                       $(BUILD)/core/util.o
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 
 # The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.

@@ -12,10 +12,12 @@
  * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
  * bytes read plus written (2 n sizeof(key)), as the copy's does.
  * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|lanes|stages|all]
+ *                [ways, for stages: 2 or 4]
  *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
  * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table;
- * "lanes" the tiled merge with each width of the partition kernel's groups;
+ * "lanes" the tiled merge with each way of finding its co-ranks (cuda/partition.cu);
  * "stages" the block sort and each merge pass of one sort, timed apart.
+ * Paths the size would not pick are forced through cuda/testing.h.
  */
 #include <cub/device/device_merge.cuh>
 #include <cub/device/device_merge_sort.cuh>
@@ -25,15 +27,16 @@
 #include <thrust/sort.h>
 
 #include <algorithm>
-#include <string>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vector>
 
 #include "../core/cpu.h"
-#include "../cuda/common.cuh"
+#include "../cuda/device.cuh"
 #include "../cuda/gpu.h"
+#include "../cuda/kernels.cuh"
+#include "../cuda/testing.h"
 
 #define CHECK(call)                                                                        \
     do {                                                                                   \
@@ -166,7 +169,7 @@ template <typename K> struct merge_input {
         d_in = device_keys<K>(n);
         d_out = device_keys<K>(n);
         sorted_halves<K>(d_in, d_out, n, seed); /* d_out as the sort's scratch */
-        CHECK(cudaMalloc(&d_cor, (n / tuning<K>::TILE + 8) * sizeof(int64_t)));
+        CHECK(cudaMalloc(&d_cor, coranks_needed<K>(n, 1) * sizeof(int64_t)));
         CHECK(cudaMalloc(&d_meta, 64 * sizeof(int64_t)));
         if (check) {
             std::vector<K> host(n);
@@ -193,7 +196,7 @@ template <typename K> struct merge_input {
         pass_desc d{};
         d.n = n;
         d.npairs = 1;
-        d.dependent = true; /* as gpu.cu's merges */
+        d.dependent = true; /* as cuda/merge.cu's merges */
         auto run = [&] {
             if (merge_pass<K>(k, d_in, d_out, d, bounds, d_meta, (K)0, d_cor, 0, &st)) {
                 fprintf(stderr, "%s\n", st.msg);
@@ -230,11 +233,13 @@ template <typename K> static void bench_merge(int lg)
         char name[64];
         snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
         row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
-        if (k == GM_KERNEL_TILED && gm_device_tuning.dependent_launch) {
+        if (k == GM_KERNEL_TILED && gm_device.dependent_launch) {
             /* the same with each kernel launched after the previous one ends */
-            gm_device_tuning.dependent_launch = 0;
+            gm_gpu_choices serial = {};
+            serial.serial_launches = 1;
+            gm_gpu_force(&serial);
             t = in.time_pass(k, &ok);
-            gm_device_tuning.dependent_launch = 1;
+            gm_gpu_force(nullptr);
             row("merge", "gpumerge tiled serial", lg, bits, t, bytes, copy_s, n, ok);
         }
     }
@@ -330,11 +335,13 @@ template <typename K> static void bench_sort(int lg)
         row("sort", name, lg, bits, t, 0, 0, n, ok);
         if (k == GM_KERNEL_TILED) /* the same with two-way, then four-way passes only */
             for (int ways : { 2, 4 }) {
-                gm_device_tuning.sort_ways = ways;
+                gm_gpu_choices forced = {};
+                forced.sort_ways = ways;
+                gm_gpu_force(&forced);
                 run();
                 ok = same(out, want);
                 t = time_median(run) - copy_s;
-                gm_device_tuning.sort_ways = 0;
+                gm_gpu_force(nullptr);
                 snprintf(name, sizeof name, "gpumerge sort/tiled%d", ways);
                 row("sort", name, lg, bits, t, 0, 0, n, ok);
             }
@@ -375,58 +382,68 @@ template <typename K> static void bench_sort(int lg)
 }
 
 /* Where a sort's time goes: the block sort and each merge pass of one real sort
- * (sort_on_device with the tiled kernel, its events between the stages), medians
- * over REPEAT sorts; GM_SORT_WAYS=2 or 4 forces the passes' ways. Also the run to
- * profile with ncu (it launches nothing else). */
-template <typename K> static void bench_stages(int lg)
+ * (sort.cu's plan, its stages with events between them), medians over REPEAT
+ * sorts; ways 2 or 4 forces the passes' ways. Also the run to profile with ncu (it
+ * launches nothing else). */
+template <typename K> static void bench_stages(int lg, int ways)
 {
     int64_t n = (int64_t)1 << lg;
     int bits = (int)sizeof(K) * 8;
     sort_input<K> in(n, 31337 + lg);
-    gm_tuning_from_environment(); /* as the program reads GM_SORT_WAYS: 2 or 4, else 0 */
-    sort_trace trace;
-    for (cudaEvent_t &e : trace.marks)
+    gm_gpu_choices forced = {};
+    forced.sort_ways = ways;
+    gm_gpu_force(&forced);
+    sort_plan plan = plan_sort<K>(GM_KERNEL_TILED, n);
+    std::vector<cudaEvent_t> marks(plan.passes + 2);
+    for (cudaEvent_t &e : marks)
         CHECK(cudaEventCreate(&e));
-    std::vector<std::vector<float>> ms;
+    std::vector<std::vector<float>> ms(plan.passes + 1);
     gm_status st;
     K *out = nullptr;
-    int passes = 0;
     for (int rep = 0; rep < WARMUP + REPEAT; rep++) {
         in.refresh();
-        if (sort_on_device<K>(in.d_a, in.d_b, n, (K)0, GM_KERNEL_TILED, in.d_cor, &out, &passes,
-                              0, &st, &trace)) {
+        CHECK(cudaEventRecord(marks[0]));
+        int rc = launch_block_sort<K>(in.d_a, in.d_b, n, (K)0, 0, &st);
+        CHECK(cudaEventRecord(marks[1]));
+        K *src = in.d_b, *dst = in.d_a;
+        for (int i = 0; !rc && i < plan.passes; i++) {
+            rc = sort_pass<K>(plan, i, GM_KERNEL_TILED, src, dst, n, (K)0, in.d_cor, 0, &st);
+            CHECK(cudaEventRecord(marks[i + 2]));
+            std::swap(src, dst);
+        }
+        if (rc) {
             fprintf(stderr, "%s\n", st.msg);
             exit(1);
         }
-        CHECK(cudaEventSynchronize(trace.marks[passes + 1]));
-        ms.resize(passes + 1);
-        for (int i = 0; rep >= WARMUP && i <= passes; i++) {
+        out = src;
+        CHECK(cudaEventSynchronize(marks[plan.passes + 1]));
+        for (int i = 0; rep >= WARMUP && i <= plan.passes; i++) {
             float t;
-            CHECK(cudaEventElapsedTime(&t, trace.marks[i], trace.marks[i + 1]));
+            CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
             ms[i].push_back(t);
         }
     }
-    gm_device_tuning.sort_ways = 0;
+    gm_gpu_force(nullptr);
     std::vector<K> got(n);
     CHECK(cudaMemcpy(got.data(), out, n * sizeof(K), cudaMemcpyDeviceToHost));
     bool ok = std::is_sorted(got.begin(), got.end());
     double total = 0;
     printf("stages 2^%d int%d (sorted: %s)\n", lg, bits, ok ? "ok" : "WRONG");
-    for (int i = 0; i <= passes; i++) {
+    for (int i = 0; i <= plan.passes; i++) {
         std::sort(ms[i].begin(), ms[i].end());
         double t = ms[i][ms[i].size() / 2] * 1e-3;
         total += t;
         if (i == 0)
-            printf("  block sort (tile %d)       %9.1f us\n", tuning<K>::SORT_TILE, t * 1e6);
+            printf("  block sort (tile %d)       %9.1f us\n", tiles<K>::SORT_TILE, t * 1e6);
         else
             printf("  pass %2d, %d-way (runs of %10lld) %9.1f us  %6.1f GB/s\n", i,
-                   trace.ways[i - 1], (long long)trace.run[i - 1], t * 1e6,
+                   plan.ways[i - 1], (long long)plan.run[i - 1], t * 1e6,
                    2.0 * n * sizeof(K) / t * 1e-9);
         if (tsv)
             fprintf(tsv, "stage\t%d\t%d\t%d\t%.3f\n", i, lg, bits, t * 1e6);
     }
     printf("  total %9.1f us, %.2f G keys/s\n", total * 1e6, n / total * 1e-9);
-    for (cudaEvent_t e : trace.marks)
+    for (cudaEvent_t e : marks)
         CHECK(cudaEventDestroy(e));
 }
 
@@ -446,27 +463,34 @@ template <typename K> static void bench_crossover(int lg)
     printf("\n");
 }
 
-/* The partition kernel's lanes per tile (cuda/merge_tiled.cu): the tiled merge
- * with each, over a range of sizes; its table in common.cuh comes from this. */
+/* The ways of finding the tiled kernel's co-ranks (cuda/partition.cu): the tiled
+ * merge with each, over a range of sizes; choice's thresholds in cuda/policy.cuh
+ * come from this. */
 template <typename K> static void bench_lanes(int lg)
 {
     int64_t n = (int64_t)1 << lg;
     merge_input<K> in(n, 4242 + lg, true);
     printf("lanes 2^%-2d int%d (%lld tiles):", lg, (int)sizeof(K) * 8,
-           (long long)((n + tuning<K>::TILED_SPAN - 1) / tuning<K>::TILED_SPAN));
-    /* -1: no partition, blocks search; 2: the bracketed partition */
-    for (int lanes : { -1, 1, 2, 4, 8, 32 }) {
-        gm_device_tuning.partition_lanes = lanes;
+           (long long)((n + tiles<K>::TILED_TILE - 1) / tiles<K>::TILED_TILE));
+    const struct {
+        gm_partition p;
+        const char *name;
+    } ways[] = { { GM_PARTITION_NONE, "self" },
+                 { GM_PARTITION_LANES_1, "1" },
+                 { GM_PARTITION_LANES_8, "8" },
+                 { GM_PARTITION_LANES_32, "32" } };
+    for (const auto &w : ways) {
+        gm_gpu_choices forced = {};
+        forced.partition = w.p;
+        gm_gpu_force(&forced);
         bool ok = false;
         double t = in.time_pass(GM_KERNEL_TILED, &ok);
-        printf("  %4s: %8.1f us %s",
-               lanes < 0 ? "self" : lanes == 2 ? "brkt" : std::to_string(lanes).c_str(),
-               t * 1e6, ok ? "ok" : "WRONG");
+        gm_gpu_force(nullptr);
+        printf("  %4s: %8.1f us %s", w.name, t * 1e6, ok ? "ok" : "WRONG");
         if (tsv)
-            fprintf(tsv, "lanes\t%d\t%d\t%d\t%.3f\t%s\n", lanes, lg, (int)sizeof(K) * 8,
+            fprintf(tsv, "lanes\t%s\t%d\t%d\t%.3f\t%s\n", w.name, lg, (int)sizeof(K) * 8,
                     t * 1e6, ok ? "ok" : "WRONG");
     }
-    gm_device_tuning.partition_lanes = 0;
     printf("\n");
     fflush(stdout);
 }
@@ -495,8 +519,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(what, "stages") == 0) {
-        bench_stages<int32_t>(max_lg);
-        bench_stages<int64_t>(max_lg - 1);
+        int ways = argc > 3 ? atoi(argv[3]) : 0;
+        bench_stages<int32_t>(max_lg, ways);
+        bench_stages<int64_t>(max_lg - 1, ways);
         return 0;
     }
     if (strcmp(what, "lanes") == 0) {

@@ -23,6 +23,8 @@ typedef struct gm_gpu_info {
     int sm_count;
     int cc_major, cc_minor;
     size_t free_bytes, total_bytes;
+    char detail[256]; /* after a failed probe: the CUDA error behind the message, by
+                         name and CUDA's own words (for -v); else empty */
 } gm_gpu_info;
 
 /* Stage times of one GPU operation, in seconds. */
@@ -32,9 +34,18 @@ typedef struct gm_gpu_times {
     gm_kernel kernel_used;
 } gm_gpu_times;
 
-/* Finds a usable CUDA device and creates its context. Returns GM_OK, or GM_ENODEV
- * with the reason ("built without CUDA", "no CUDA-capable device is detected", ...). */
+/* Finds a usable CUDA device and creates its context (once a process; later calls
+ * return what the first found). Returns GM_OK, or GM_ENODEV with the reason in
+ * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
+ * device", "...: built without CUDA", ...). info, if not null, is filled in either
+ * way (all zero but detail after a failure). */
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
+
+/* Starts the probe (and so the CUDA context) in a background thread and returns at
+ * once, so that start-up overlaps the caller's own work (reading the input); the
+ * next gm_gpu_probe, merge or sort waits for it and reports its result. Calling it
+ * more than once, or not at all, is harmless. */
+void gm_gpu_warm_start(void);
 
 /* Merges the nruns sorted runs of keys (run r is [offsets[r], offsets[r+1])) in
  * place on the GPU with the given kernel (GM_KERNEL_AUTO: the tuned choice for this
@@ -49,14 +60,6 @@ int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
  * Same returns as gm_gpu_merge. */
 int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
-
-/* Keys per tile of a merge kernel (kernel != AUTO), and per block of the sort's
- * block-sort stage, for this width: the sizes the tests probe around. */
-int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width);
-int64_t gm_gpu_sort_tile(gm_width width);
-
-/* Which kernel GM_KERNEL_AUTO picks for a two-way merge of n keys of this width. */
-gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width);
 
 #ifdef __cplusplus
 }

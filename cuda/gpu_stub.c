@@ -3,13 +3,19 @@
  * reports that CUDA is not built in, so --device=auto falls back to the CPU and
  * --device=gpu fails with a clear message.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "gpu.h"
 
 #include "../core/util.h"
 
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
-    (void)info;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        snprintf(info->detail, sizeof info->detail, "built without CUDA");
+    }
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
@@ -27,20 +33,6 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
-gm_kernel gm_gpu_auto_kernel(int64_t n, gm_width width)
+void gm_gpu_warm_start(void)
 {
-    (void)n, (void)width;
-    return GM_KERNEL_TILED;
-}
-
-int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)
-{
-    (void)kernel, (void)width;
-    return 0;
-}
-
-int64_t gm_gpu_sort_tile(gm_width width)
-{
-    (void)width;
-    return 0;
 }

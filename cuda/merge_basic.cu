@@ -11,15 +11,16 @@
  * start (the book searches for both ends); the count of keys it merges bounds the
  * end. Reads stay uncoalesced: that is this kernel's lesson.
  */
-#include "common.cuh"
+#include "block.cuh"
+#include "kernels.cuh"
 
 /* One tile: THREADS threads merge ITEMS keys each into stage, then store. */
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::THREADS)
+__global__ void __launch_bounds__(shape<K>::BASIC_THREADS)
 merge_basic_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d, K mask)
 {
-    constexpr int THREADS = tuning<K>::THREADS, ITEMS = tuning<K>::ITEMS;
-    __shared__ __align__(16) K stage[tuning<K>::TILE];
+    constexpr int THREADS = shape<K>::BASIC_THREADS, ITEMS = shape<K>::BASIC_ITEMS;
+    __shared__ __align__(16) K stage[tiles<K>::BASIC_TILE];
     gm_after_previous();
     tile_place t = place_tile(d, blockIdx.x);
     const K *a = src + t.lo, *b = src + t.mid;
@@ -42,7 +43,7 @@ int launch_merge_basic(const K *src, K *dst, const pass_desc &d, K mask, cudaStr
     if (d.ntiles == 0)
         return GM_OK;
     GM_LAUNCH("merge_basic_kernel", st, false, merge_basic_kernel<K>, (unsigned)d.ntiles,
-              tuning<K>::THREADS, 0, s, src, dst, d, mask);
+              shape<K>::BASIC_THREADS, 0, s, src, dst, d, mask);
     return GM_OK;
 }
 

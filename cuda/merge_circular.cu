@@ -10,10 +10,10 @@
  * apart from how far it has been *consumed*; here a_next (the next key to load)
  * and the window of la keys from slot ra (and b_...).
  *
- * Why it pays: the partition searches global memory once per segment, not once per
- * tile (the tiled kernel's partition at 2^28 keys makes 70 000 searches, chains of
- * scattered loads that cost about a tenth of the merge's time); the rest is how
- * well the walk keeps memory busy. Where the book's loop loads, then merges, this
+ * What it saves: the partition searches global memory once per segment, not once
+ * per tile; the price is that a block's walk through its segment must keep memory
+ * busy by itself, with few blocks resident (bench/RESULTS.md compares it with the
+ * tiled kernel, which is faster). Where the book's loop loads, then merges, this
  * one starts the loads that refill the rings for the next tile as soon as the
  * tile's co-rank is known, holds them in registers while it merges, and writes them
  * into the slots the tile consumed after the merge: each ring holds exactly the
@@ -25,7 +25,9 @@
  * and the sequential merge of core/corank.h run on it unchanged, where the book
  * needs circular variants of both.
  */
-#include "common.cuh"
+#include "block.cuh"
+#include "device.cuh"
+#include "kernels.cuh"
 
 /* A refill of the rings: the keys j = threadIdx.x + u * THREADS (u < ITEMS) of
  * a[0, na) followed by b[0, nb) (na + nb <= THREADS * ITEMS), loaded into registers
@@ -72,28 +74,21 @@ template <typename K, int THREADS, int ITEMS, int R> struct ring_refill {
     }
 };
 
-template <typename K> constexpr size_t circular_smem_bytes()
+/* The kernel's shared memory: two doubled rings and a staging tile, five tiles. */
+template <typename K> constexpr int circular_smem_bytes()
 {
-    return 5 * (size_t)tuning<K>::CIRC_TILE * sizeof(K);
-}
-
-/* Resident blocks of the circular kernel per multiprocessor its __launch_bounds__
- * allows for: what its shared memory lets an sm_90 multiprocessor hold (228 KB, 1 KB
- * of it reserved per block), at least one. */
-template <typename K> constexpr int circular_min_blocks()
-{
-    constexpr int blocks = (int)(228 * 1024 / (circular_smem_bytes<K>() + 1024));
-    return blocks > 0 ? blocks : 1;
+    return 5 * tiles<K>::CIRC_TILE * (int)sizeof(K);
 }
 
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::CIRC_THREADS,
-                                  GM_MIN_BLOCKS(circular_min_blocks<K>(), tuning<K>::CIRC_THREADS))
+__global__ void __launch_bounds__(shape<K>::CIRC_THREADS,
+                                  resident_blocks<GM_ARCH>(shape<K>::CIRC_THREADS,
+                                                           circular_smem_bytes<K>()))
 merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
                       const int64_t *__restrict__ coranks, K mask)
 {
-    constexpr int THREADS = tuning<K>::CIRC_THREADS, ITEMS = tuning<K>::CIRC_ITEMS;
-    constexpr int TILE = tuning<K>::CIRC_TILE, R = TILE;
+    constexpr int THREADS = shape<K>::CIRC_THREADS, ITEMS = shape<K>::CIRC_ITEMS;
+    constexpr int TILE = tiles<K>::CIRC_TILE, R = TILE;
     extern __shared__ __align__(16) unsigned char smem[];
     K *ring_a = (K *)smem, *ring_b = ring_a + 2 * R, *stage = ring_b + 2 * R;
     gm_after_previous();
@@ -166,11 +161,11 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
 
 template <typename K> int64_t circular_segment(int64_t n)
 {
-    const device_tuning &dt = gm_device_tuning;
-    int per_sm = dt.circular_blocks_per_sm[sizeof(K) == 8];
-    int64_t blocks = dt.circular_blocks > 0 ? dt.circular_blocks
-                                            : (int64_t)dt.sm_count * (per_sm > 0 ? per_sm : 1);
-    int64_t tile = tuning<K>::CIRC_TILE;
+    int per_sm = gm_device.circular_blocks_per_sm[sizeof(K) == 8];
+    int64_t blocks = gm_forced.circular_blocks > 0
+                         ? gm_forced.circular_blocks
+                         : (int64_t)gm_device.sm_count * (per_sm > 0 ? per_sm : 1);
+    int64_t tile = tiles<K>::CIRC_TILE;
     int64_t seg = (n + blocks - 1) / blocks;
     seg = (seg + tile - 1) / tile * tile;
     return seg > tile ? seg : tile;
@@ -185,20 +180,18 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     size_t smem = circular_smem_bytes<K>();
     int rc = set_attribute_once<merge_circular_kernel<K>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, st);
-    if (!rc) /* all of L1 as shared memory, as for the tiled kernel */
-        rc = set_attribute_once<merge_circular_kernel<K>,
-                                cudaFuncAttributePreferredSharedMemoryCarveout>(
-            (int)cudaSharedmemCarveoutMaxShared, st);
+    if (!rc)
+        rc = prefer_shared_memory<merge_circular_kernel<K>>(st);
     if (rc)
         return rc;
     GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K>,
-              (unsigned)d.ntiles, tuning<K>::CIRC_THREADS, smem, s, src, dst, d, coranks, mask);
+              (unsigned)d.ntiles, shape<K>::CIRC_THREADS, smem, s, src, dst, d, coranks, mask);
     return GM_OK;
 }
 
-/* Resident blocks per multiprocessor of the circular kernel, for the tuning table.
+/* Resident blocks per multiprocessor of the circular kernel, for the probe.
  * It sets the kernel's shared-memory attribute once for the process (the launcher's
- * set_attribute_once then has nothing to do). If a call fails, the table keeps one
+ * set_attribute_once then has nothing to do). If a call fails, the probe takes one
  * block and the error is cleared, so no later launch is blamed for it; the launcher
  * meets the same failure and reports it. */
 template <typename K> int circular_occupancy()
@@ -209,7 +202,7 @@ template <typename K> int circular_occupancy()
     if (set_attribute_once<merge_circular_kernel<K>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, &ignored) ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K>,
-                                                      tuning<K>::CIRC_THREADS, smem) != cudaSuccess) {
+                                                      shape<K>::CIRC_THREADS, smem) != cudaSuccess) {
         cudaGetLastError();
         return 1;
     }

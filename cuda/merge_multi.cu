@@ -20,9 +20,7 @@
  *      into a compact index, so that each search first finds the two samples of
  *      the other run around the key (in the index, a megabyte or two that stays in
  *      the L2 cache) and only then searches the S keys between them in the run
- *      itself: fewer of its rounds read scattered sectors from DRAM (`ncu`, 2^28
- *      int32 keys sorted: 124-205 us and 247-408 MB read a pass without the
- *      index; 115-159 us and 177-296 MB with it, and 10 us to copy the samples).
+ *      itself: fewer of its rounds read scattered sectors from DRAM.
  *   2. Between two neighbouring samples of that list each run contributes at most S
  *      keys (or one of its samples would lie between them), so the output between
  *      any two neighbouring splits is at most 4 S keys, a chunk. Each block takes a
@@ -37,9 +35,22 @@
  *
  * The chunk's loads are the tiled kernel's (chunked_slices: 16-byte cp.async chunks).
  */
-#include "common.cuh"
+#include "block.cuh"
+#include "kernels.cuh"
 
 constexpr int WAYS = 4;
+
+/* A four-way pass of the sort: runs of run_len keys (the last may
+ * be short), merged in groups of four; every run is sampled each `stride` keys. */
+struct multi_desc {
+    int64_t n, run_len;
+    int64_t groups;            /* ceil(runs / 4) */
+    int64_t stride;            /* sample stride: a quarter chunk */
+    int64_t samples_per_run;   /* of a full run */
+    int64_t entries_per_group; /* splits listed per group: 4 samples_per_run + 1 */
+    int64_t blocks_per_group;
+    int gaps;                  /* sample gaps a block walks (choice::MULTI_GAPS) */
+};
 
 /* Where run j of group g starts (j = WAYS: where the group ends). */
 __device__ inline int64_t run_start(const multi_desc &d, int64_t g, int j)
@@ -154,8 +165,8 @@ __global__ void multi_sample_kernel(const K *__restrict__ src, multi_desc d, K m
      * q's samples in the index; if c of them precede the key, the answer lies
      * after sample c - 1 and at most at sample c, S keys; then over those keys of
      * the run. (The runs' lengths and sample counts are written out here, not
-     * through run_length and run_samples: so written the compiler gave this kernel
-     * 46 registers for 54 and the sort was 0.6-0.9% slower, on an H200.) */
+     * through run_length and run_samples: through them the compiler allocates
+     * registers differently and the sort runs slower.) */
     int64_t lo[WAYS], hi[WAYS];
 #pragma unroll
     for (int q = 0; q < WAYS; q++) {
@@ -189,7 +200,7 @@ __global__ void multi_sample_kernel(const K *__restrict__ src, multi_desc d, K m
  * close enough that four runs' keys between neighbouring samples fit in it. */
 template <typename K> constexpr int multi_chunk_cap()
 {
-    return tuning<K>::MULTI_TILE - tuning<K>::MULTI_ITEMS;
+    return tiles<K>::MULTI_TILE - shape<K>::MULTI_ITEMS;
 }
 
 /* Where the chunk from list entry cur ends (every thread of the block calls it,
@@ -234,23 +245,42 @@ __device__ inline void multi_chunk_of(multi_chunk<K> &c, const K *src, const int
     c.out = out;
 }
 
+/* The kernel's two shared buffers, in keys. `in`: the slices' chunks (TILE + 2 (VEC -
+ * 1) keys a slice at most), then room for merge_items's reads past a slice;
+ * unpipelined, the merged chunk reuses it, from a shift below VEC (its threads
+ * write up to TILE keys). `tmp`: X and Y, Y starting at a multiple of ITEMS, each
+ * thread writing ITEMS keys; pipelined, then the merged chunk in place, from its
+ * shift. */
+template <typename K> constexpr int multi_in_keys()
+{
+    constexpr int TILE = tiles<K>::MULTI_TILE, ITEMS = shape<K>::MULTI_ITEMS;
+    constexpr int VEC = 16 / sizeof(K);
+    return (TILE + 2 * WAYS * VEC + ITEMS + VEC) / VEC * VEC;
+}
+template <typename K> constexpr int multi_tmp_keys()
+{
+    constexpr int TILE = tiles<K>::MULTI_TILE, ITEMS = shape<K>::MULTI_ITEMS;
+    constexpr int VEC = 16 / sizeof(K);
+    return (TILE + 2 * ITEMS + VEC) / VEC * VEC;
+}
+
+/* Shared memory a block uses: both buffers, and the chunks' descriptions. */
+template <typename K> constexpr int multi_smem_bytes()
+{
+    return (multi_in_keys<K>() + multi_tmp_keys<K>()) * (int)sizeof(K) + 256;
+}
+
 template <typename K, bool DESC>
-__global__ void __launch_bounds__(tuning<K>::MULTI_THREADS,
-                                  GM_MIN_BLOCKS(tuning<K>::MULTI_MIN_BLOCKS,
-                                                tuning<K>::MULTI_THREADS))
+__global__ void __launch_bounds__(shape<K>::MULTI_THREADS,
+                                  resident_blocks<GM_ARCH>(shape<K>::MULTI_THREADS,
+                                                           multi_smem_bytes<K>()))
 merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
                    const int64_t *__restrict__ splits)
 {
-    constexpr int THREADS = tuning<K>::MULTI_THREADS, ITEMS = tuning<K>::MULTI_ITEMS;
-    constexpr int TILE = tuning<K>::MULTI_TILE, VEC = 16 / sizeof(K);
-    /* The slices' chunks (TILE + 2 (VEC - 1) keys a slice at most), then room for
-     * merge_items's reads past a slice; unpipelined, the merged chunk reuses it,
-     * from a shift below VEC (its threads write up to TILE keys). */
-    constexpr int BUF = (TILE + 2 * WAYS * VEC + ITEMS + VEC) / VEC * VEC;
+    constexpr int THREADS = shape<K>::MULTI_THREADS, ITEMS = shape<K>::MULTI_ITEMS;
+    constexpr int TILE = tiles<K>::MULTI_TILE, VEC = 16 / sizeof(K);
+    constexpr int BUF = multi_in_keys<K>(), TMP = multi_tmp_keys<K>();
     static_assert(BUF >= TILE + VEC, "the merged chunk fits after its shift");
-    /* X and Y, Y starting at a multiple of ITEMS; each thread writes ITEMS keys;
-     * pipelined, then the merged chunk in place, from its shift. */
-    constexpr int TMP = (TILE + 2 * ITEMS + VEC) / VEC * VEC;
     static_assert(TMP >= TILE + VEC, "the merged chunk fits after its shift");
     __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K tmp[TMP];
@@ -272,11 +302,11 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         return;
     /* Each chunk's end is found while the chunk before it loads: its reads of the
      * list wait on memory beside the slices' copies, not after them. Pipelined
-     * (tuning MULTI_PIPELINED), chunk i + 1's slices load into `in` while chunk i
+     * (shape MULTI_PIPELINED), chunk i + 1's slices load into `in` while chunk i
      * merges its second level, in place in tmp, and is stored: its first level has
      * read `in` by then. Else the second level merges into `in` (out of place:
      * fewer instructions and registers) and chunk i + 1 loads after the store. */
-    constexpr bool PIPELINED = tuning<K>::MULTI_PIPELINED;
+    constexpr bool PIPELINED = shape<K>::MULTI_PIPELINED;
     int next = multi_chunk_end<K>(list, cur, end);
     if (threadIdx.x == 0)
         multi_chunk_of<K>(c[0], src, run_at, list + cur * WAYS, list + next * WAYS);
@@ -338,13 +368,11 @@ template <typename K> multi_desc multi_pass_desc(int64_t n, int64_t run_len)
     multi_desc d{};
     d.n = n;
     d.run_len = run_len;
-    d.stride = multi_chunk_cap<K>() / (WAYS * GM_MULTI_OVERSAMPLE);
+    d.stride = multi_chunk_cap<K>() / (WAYS * choice::MULTI_OVERSAMPLE);
     d.samples_per_run = (run_len + d.stride - 1) / d.stride;
     d.entries_per_group = WAYS * d.samples_per_run + 1;
     d.groups = (n + WAYS * run_len - 1) / (WAYS * run_len);
-    d.gaps = GM_MULTI_GAPS * GM_MULTI_OVERSAMPLE; /* a block's stretch: the same keys */
-    static_assert(GM_MULTI_GAPS * GM_MULTI_OVERSAMPLE <= tuning<K>::MULTI_THREADS,
-                  "a chunk's end is found by one thread per entry");
+    d.gaps = choice::MULTI_GAPS * choice::MULTI_OVERSAMPLE; /* a block's stretch */
     d.blocks_per_group = (WAYS * d.samples_per_run + d.gaps - 1) / d.gaps;
     return d;
 }
@@ -373,14 +401,10 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
     if (n == 0)
         return GM_OK;
     multi_desc d = multi_pass_desc<K>(n, run_len);
-    /* One kernel per direction: the merges' comparisons are compiled for it. As
-     * the tiled kernel, all of L1 as shared memory. */
+    /* One kernel per direction: the merges' comparisons are compiled for it. */
     auto kernel = mask == 0 ? merge_multi_kernel<K, false> : merge_multi_kernel<K, true>;
-    constexpr cudaFuncAttribute carveout = cudaFuncAttributePreferredSharedMemoryCarveout;
-    int rc = mask == 0 ? set_attribute_once<merge_multi_kernel<K, false>, carveout>(
-                             (int)cudaSharedmemCarveoutMaxShared, st)
-                       : set_attribute_once<merge_multi_kernel<K, true>, carveout>(
-                             (int)cudaSharedmemCarveoutMaxShared, st);
+    int rc = mask == 0 ? prefer_shared_memory<merge_multi_kernel<K, false>>(st)
+                       : prefer_shared_memory<merge_multi_kernel<K, true>>(st);
     if (rc)
         return rc;
     int64_t samples = multi_index_slots(d); /* a thread each, in both kernels */
@@ -391,7 +415,7 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
               (unsigned)((samples + 255) / 256), 256, 0, s, src, d, mask,
               (const K *)index, splits);
     GM_LAUNCH("merge_multi_kernel", st, false, kernel,
-              (unsigned)(d.groups * d.blocks_per_group), tuning<K>::MULTI_THREADS, 0, s, src,
+              (unsigned)(d.groups * d.blocks_per_group), shape<K>::MULTI_THREADS, 0, s, src,
               dst, d, (const int64_t *)splits);
     return GM_OK;
 }

@@ -3,12 +3,16 @@
 # GPU kernel: gpumerge merge and sort with --device=gpu, for each --kernel, key
 # width and direction, with -u, on small inputs whose sizes straddle the tiles.
 # Each run is one process (Criterion's forked test processes are not followed by
-# the sanitizer), and its output is checked against GNU sort too.
+# the sanitizer), and its output is checked against GNU sort too. The paths the
+# small sizes would not pick run in gpumerge_forced, the test build of gpumerge
+# whose leading options force them (tests/gpumerge_forced.c).
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: SAN_KERNELS (default "basic tiled tiled4 tiledb circular circular3"), SAN_SEED
+#        env: GPUMERGE, GPUMERGE_FORCED (the binaries), SAN_SEED,
+#             SAN_KERNELS (default "basic tiled tiled4 tiledp1 tiledp8 circular circular3")
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
+GF=${GPUMERGE_FORCED:-build/tests/gpumerge_forced}
 SAN=${SANITIZER:-compute-sanitizer}
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck)
@@ -52,19 +56,20 @@ done
 fail=0
 for tool in "${tools[@]}"; do
     runs=0 wrong=0
-    # tiled4: the sort with --kernel=tiled and its four-way passes forced
-    # (GM_SORT_WAYS=4; by size they start at 256 MB of keys); tiledb: --kernel=tiled
-    # with the exact bracketed partition forced (GM_PARTITION_LANES=2); tiledc:
-    # --kernel=tiled with the coarse partition and its blocks' windows
-    # (GM_PARTITION_LANES=1; by size a partition starts at 1025 tiles);
-    # circular3: --kernel=circular with three blocks (GM_CIRCULAR_BLOCKS=3), so
-    # that each walks many tiles.
-    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledb tiledc circular circular3}; do
-        ways="" lanes="" blocks=""
-        [ $kernel = tiled4 ] && ways=4
-        [ $kernel = tiledb ] && lanes=2
-        [ $kernel = tiledc ] && lanes=1
-        [ $kernel = circular3 ] && blocks=3
+    # tiled4: the sort with --kernel=tiled and its four-way passes forced (by size
+    # they start at 256 MB of keys); tiledp1, tiledp8: --kernel=tiled with the
+    # coarse partition kernel, one lane or 8 a tile, and its blocks' windows (by
+    # size a partition starts past 1024 tiles; below, "tiled" has each block
+    # search for itself); circular3: --kernel=circular with three blocks, so that
+    # each walks many tiles.
+    for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledp1 tiledp8 circular circular3}; do
+        force=""
+        [ $kernel = tiled4 ] && force=--sort-ways=4
+        [ $kernel = tiledp1 ] && force=--partition=1
+        [ $kernel = tiledp8 ] && force=--partition=8
+        [ $kernel = circular3 ] && force=--circular-blocks=3
+        bin=$G
+        [ -n "$force" ] && bin="$GF $force"
         for w in 0 1; do
             for dirn in up down; do
                 r=""
@@ -74,22 +79,18 @@ for tool in "${tools[@]}"; do
                     set -- $op
                     [ $kernel = tiled4 ] && [ "$1" = merge ] && continue
                     case $kernel in
-                    tiled?) k=tiled ;;
-                    circular3) k=circular ;;
+                    tiled*) k=tiled ;;
+                    circular*) k=circular ;;
                     *) k=$kernel ;;
                     esac
-                    what="gpumerge $op --kernel=$k"
-                    [ -n "$ways" ] && what="GM_SORT_WAYS=$ways $what"
-                    [ -n "$lanes" ] && what="GM_PARTITION_LANES=$lanes $what"
-                    [ -n "$blocks" ] && what="GM_CIRCULAR_BLOCKS=$blocks $what"
+                    what="$(basename "${bin%% *}") ${force:+$force }$op --kernel=$k"
                     if [ "$1" = merge ]; then files=$ins; else files=$dir/r$w; fi
                     # The result goes to a file (-o) and the sanitizer's report to a
                     # log, so neither can be mistaken for the other.
                     rm -f "$dir/out"
-                    if ! GM_SORT_WAYS=$ways GM_PARTITION_LANES=$lanes GM_CIRCULAR_BLOCKS=$blocks \
-                        "$SAN" --tool "$tool" \
+                    if ! "$SAN" --tool "$tool" \
                         --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
-                        "$G" $op --device=gpu --kernel=${k} -o "$dir/out" $files \
+                        $bin $op --device=gpu --kernel=${k} -o "$dir/out" $files \
                         2>"$dir/err"; then
                         echo "FAIL: $tool: $what (int$((32 + 32 * w)))"
                         tail -n 20 "$dir/log" "$dir/err"

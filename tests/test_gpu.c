@@ -10,7 +10,6 @@
  * them as skipped); GM_TEST_REQUIRE_GPU=1 turns that into a failure (make test-gpu).
  * GM_TEST_SMALL=1 keeps sizes small, for compute-sanitizer (make sanitize).
  */
-#define _GNU_SOURCE /* setenv */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include "../core/cpu.h"
 #include "../cuda/gpu.h"
+#include "../cuda/testing.h"
 #include "helpers.h"
 
 static void need_gpu(void)
@@ -43,8 +43,8 @@ static const gm_kernel kernels[] = { GM_KERNEL_BASIC, GM_KERNEL_TILED, GM_KERNEL
 
 /* DIST_ENDS: mostly the largest and the smallest key (7 in 16 each): in every run
  * long stretches of keys equal to the one that sorts last, in either direction
- * (the block sort pads a short tile with it; bench/RESULTS.md, session 13, has
- * merges that used it as a guard). */
+ * (the block sort pads a short tile with it, and a merge must never take it for
+ * a guard). */
 enum dist { DIST_WIDE, DIST_FEW, DIST_EQUAL, DIST_EXTREMES, DIST_CLUSTERED, DIST_ENDS };
 
 static int64_t draw(rng *r, enum dist d, gm_width w)
@@ -118,28 +118,32 @@ static gm_keys make_runs(rng *r, const int64_t *offsets, int nruns, enum dist d,
     return k;
 }
 
-/* The GPU side runs some kernels once per forced setting (cuda/gpu.cu's
- * gm_tuning_from_environment), since the sizes here would reach only some of their
- * paths: a merge with the tiled kernel per way of finding its tiles' co-ranks
- * (GM_PARTITION_LANES: as the size picks, each block by itself -1, bracketed 2, one
- * lane a tile 1, which makes the partition coarse and the blocks load windows: see
- * cuda/merge_tiled.cu), with the circular kernel with its usual grid and with three
- * blocks (GM_CIRCULAR_BLOCKS=3), whose segments then span many tiles and so many
- * turns of the rings; a sort with the tiled passes as the size picks them and with
- * four-way passes wherever three runs or more are left (GM_SORT_WAYS=4: by size
- * they start at 256 MB of keys). */
+/* The GPU side runs some kernels once per forced choice (cuda/testing.h), since the
+ * sizes here would reach only some of their paths: a merge with the tiled kernel
+ * per way of finding its tiles' co-ranks (as the size picks; each block by itself;
+ * a coarse partition with one lane a tile and with 8, whose blocks then load
+ * windows: see cuda/partition.cu), with the circular kernel with its usual grid and
+ * with three blocks, whose segments then span many tiles and so many turns of the
+ * rings; a sort with the tiled passes as the size picks them and with four-way
+ * passes wherever three runs or more are left (by size they start at 256 MB of
+ * keys). */
 struct forced {
-    const char *var, *value;
+    const char *label;
+    gm_gpu_choices c;
 };
-static const struct forced tiled_forced[] = { { NULL, NULL },
-                                              { "GM_PARTITION_LANES", "-1" },
-                                              { "GM_PARTITION_LANES", "2" },
-                                              { "GM_PARTITION_LANES", "1" } };
-static const struct forced circular_forced[] = { { NULL, NULL }, { "GM_CIRCULAR_BLOCKS", "3" } };
-static const struct forced sort_forced[] = { { NULL, NULL }, { "GM_SORT_WAYS", "4" } };
-static const struct forced no_forced[] = { { NULL, NULL } };
+static const struct forced tiled_forced[] = {
+    { "as by size", { 0 } },
+    { "each block searches", { .partition = GM_PARTITION_NONE } },
+    { "partition 1 lane", { .partition = GM_PARTITION_LANES_1 } },
+    { "partition 8 lanes", { .partition = GM_PARTITION_LANES_8 } },
+};
+static const struct forced circular_forced[] = { { "as by size", { 0 } },
+                                                 { "3 blocks", { .circular_blocks = 3 } } };
+static const struct forced sort_forced[] = { { "as by size", { 0 } },
+                                             { "four-way passes", { .sort_ways = 4 } } };
+static const struct forced no_forced[] = { { "as by size", { 0 } } };
 
-/* The settings a merge (sort = 0) or sort with kernel runs under: *tries of them. */
+/* The choices a merge (sort = 0) or sort with kernel runs under: *tries of them. */
 static const struct forced *forced_for(gm_kernel kernel, int sort, int *tries)
 {
     const struct forced *f;
@@ -152,16 +156,6 @@ static const struct forced *forced_for(gm_kernel kernel, int sort, int *tries)
     else
         f = no_forced, *tries = 1;
     return f;
-}
-
-/* Sets (on = 1) or clears setting f in the environment, and names it in label. */
-static void force(const struct forced *f, int on, char *label, size_t size)
-{
-    if (f->var && on)
-        setenv(f->var, f->value, 1);
-    else if (f->var)
-        unsetenv(f->var);
-    snprintf(label, size, "%s=%s", f->var ? f->var : "forced", f->var ? f->value : "none");
 }
 
 /* Merges the runs of k (offsets, nruns) on the GPU with kernel, or sorts k (offsets
@@ -177,12 +171,12 @@ static void check_gpu_runs(gm_keys k, const int64_t *offsets, int nruns, int rev
         memcpy(gpu.data, k.data, (size_t)k.n * (size_t)k.width);
         gm_gpu_times t;
         gm_status st;
-        char setting[64], msg[200];
-        force(&forced[i], 1, setting, sizeof setting);
+        char msg[200];
+        gm_gpu_force(&forced[i].c);
         int rc = offsets ? gm_gpu_merge(&gpu, offsets, nruns, reverse, kernel, &t, &st)
                          : gm_gpu_sort(&gpu, reverse, unique, kernel, &t, &st);
-        force(&forced[i], 0, setting, sizeof setting);
-        snprintf(msg, sizeof msg, "%s (%s)", what, setting);
+        gm_gpu_force(NULL);
+        snprintf(msg, sizeof msg, "%s (%s)", what, forced[i].label);
         cr_assert_eq(rc, GM_OK, "%s: %s", msg, st.msg);
         cr_assert_eq(gpu.n, n, "%s: %lld keys, want %lld", msg, (long long)gpu.n, (long long)n);
         assert_same_keys(gpu.data, want.data, n, k.width, msg);
@@ -350,8 +344,8 @@ Test(gpu, merge_k_way, .timeout = 600)
 
 /* Sorts k on the GPU with kernel and on the CPU, and compares. With the tiled
  * kernel (auto's choice for a sort) the GPU sorts twice (sort_forced): with the
- * passes it picks by size (two-way below GM_MULTI_MIN_BYTES, every size here but
- * the largest) and with four-way passes forced. */
+ * passes it picks by size (two-way below 256 MB of keys, every size here) and with
+ * four-way passes forced. */
 static void check_sort(gm_keys k, int reverse, int unique, gm_kernel kernel, const char *what)
 {
     size_t bytes = (size_t)(k.n + 1) * (size_t)k.width;
@@ -466,4 +460,61 @@ Test(gpu, sort_size_sweep, .timeout = 600)
                 for (int rev = 0; rev <= 1; rev++)
                     sort_case(&r, n, DIST_CLUSTERED, (gm_width)w, 0, rev, 0, kernels[ki],
                               "sweep");
+}
+
+/* ---------------------------------------------------------------- errors */
+
+Test(gpu, data_too_large_for_the_device)
+{
+    need_gpu();
+    int32_t data[4] = { 3, 1, 2, 0 }, orig[4] = { 3, 1, 2, 0 };
+    int64_t offsets[3] = { 0, 2, 3 };
+    gm_gpu_choices c = { .memory_limit = 64 }; /* the device looks full */
+    for (int op = 0; op < 2; op++) {
+        gm_keys k = { data, 3, GM_I32 };
+        gm_gpu_times t;
+        gm_status st;
+        gm_gpu_force(&c);
+        int rc = op ? gm_gpu_merge(&k, offsets, 2, 0, GM_KERNEL_AUTO, &t, &st)
+                    : gm_gpu_sort(&k, 0, 0, GM_KERNEL_AUTO, &t, &st);
+        gm_gpu_force(NULL);
+        cr_assert_eq(rc, GM_EDEVMEM, "%s: %s", op ? "merge" : "sort", st.msg);
+        cr_assert(strncmp(st.msg, "data does not fit in GPU memory: ", 33) == 0, "%s", st.msg);
+        cr_assert_eq(k.n, 3);
+        cr_assert(memcmp(data, orig, sizeof data) == 0, "keys untouched after the failure");
+    }
+}
+
+/* ---------------------------------------------------------------- probe */
+
+/* Without a usable device the message says why in words, and the CUDA error
+ * behind it stays available (for -v). */
+Test(gpu, probe_failure_says_why)
+{
+    gm_gpu_info info;
+    gm_status st;
+    if (gm_gpu_probe(&info, &st) == GM_OK)
+        cr_skip_test("a device is usable here");
+    cr_assert_eq(st.code, GM_ENODEV);
+    cr_assert(strncmp(st.msg, "no usable CUDA device: ", 23) == 0, "%s", st.msg);
+    cr_assert(info.detail[0] != 0, "the CUDA error is kept");
+    cr_assert(info.name[0] == 0 && info.sm_count == 0);
+}
+
+Test(gpu, warm_start_then_probe)
+{
+    gm_gpu_warm_start();
+    gm_gpu_warm_start(); /* harmless twice */
+    need_gpu();          /* waits for the thread's probe */
+    gm_gpu_info info;
+    gm_status st;
+    cr_assert_eq(gm_gpu_probe(&info, &st), GM_OK, "%s", st.msg);
+    cr_assert(info.name[0] != 0 && info.sm_count > 0 && info.detail[0] == 0);
+}
+
+/* The process may end while the thread still creates the context: it must end
+ * cleanly (Criterion reports a crash otherwise). */
+Test(gpu, warm_start_then_exit)
+{
+    gm_gpu_warm_start();
 }

@@ -1,5 +1,5 @@
 /*
- * mergesort.cu - the block-sort stage of the GPU merge sort (after the CUDA
+ * block_sort.cu - the block-sort stage of the GPU merge sort (after the CUDA
  * samples' mergeSort, seeds/002: sort small tiles in shared memory, then merge runs
  * of doubling length), built from the same co-rank and sequential merge as the
  * merge kernels.
@@ -10,13 +10,19 @@
  * log2(SORT_THREADS) rounds merge neighbouring runs in shared memory, in place;
  * in each round a thread finds its place with co-rank and merges ITEMS keys into
  * registers, written back once every thread has read its inputs. The passes that
- * follow (gpu.cu) merge runs of SORT_TILE, 2 SORT_TILE, ... with the kernel chosen
+ * follow (sort.cu) merge runs of SORT_TILE, 2 SORT_TILE, ... with the kernel chosen
  * by --kernel. A partial last tile is padded with the key that sorts last, and the
  * padding is never stored.
  */
 #include <limits>
 
-#include "common.cuh"
+#include "block.cuh"
+#include "kernels.cuh"
+
+constexpr int gm_pow2_at_least(int x)
+{
+    return x <= 1 ? 1 : 2 * gm_pow2_at_least((x + 1) / 2);
+}
 
 /*
  * Batcher's odd-even merge sort as a comparator network for N keys (Knuth, TAOCP
@@ -64,8 +70,8 @@ template <typename K, bool DESC>
 __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restrict__ dst,
                                            int64_t n, K *buf)
 {
-    constexpr int THREADS = tuning<K>::SORT_THREADS, ITEMS = tuning<K>::ITEMS;
-    constexpr int TILE = tuning<K>::SORT_TILE;
+    constexpr int THREADS = shape<K>::SORT_THREADS, ITEMS = tiles<K>::SORT_ITEMS;
+    constexpr int TILE = tiles<K>::SORT_TILE;
     const K mask = DESC ? K(-1) : K(0);
     int64_t base = (int64_t)blockIdx.x * TILE;
     int64_t cnt = n - base < TILE ? n - base : TILE;
@@ -106,13 +112,13 @@ __device__ __forceinline__ void block_sort(const K *__restrict__ src, K *__restr
 }
 
 template <typename K>
-__global__ void __launch_bounds__(tuning<K>::SORT_THREADS)
+__global__ void __launch_bounds__(shape<K>::SORT_THREADS)
 block_sort_kernel(const K *__restrict__ src, K *__restrict__ dst, int64_t n, K mask)
 {
     /* One buffer, merged in place: the tile, and keys to spare, since merge_items
      * may read one key past a run that ends the tile. (Two buffers, ping-ponged,
      * would not fit the 64 KB a block may have on sm_75 at these tiles.) */
-    __shared__ __align__(16) K buf[tuning<K>::SORT_TILE + 16 / sizeof(K)];
+    __shared__ __align__(16) K buf[tiles<K>::SORT_TILE + 16 / sizeof(K)];
     gm_after_previous();
     if (mask == 0)
         block_sort<K, false>(src, dst, n, buf);
@@ -125,9 +131,9 @@ int launch_block_sort(const K *src, K *dst, int64_t n, K mask, cudaStream_t s, g
 {
     if (n == 0)
         return GM_OK;
-    unsigned blocks = (unsigned)((n + tuning<K>::SORT_TILE - 1) / tuning<K>::SORT_TILE);
+    unsigned blocks = (unsigned)((n + tiles<K>::SORT_TILE - 1) / tiles<K>::SORT_TILE);
     GM_LAUNCH("block_sort_kernel", st, false, block_sort_kernel<K>, blocks,
-              tuning<K>::SORT_THREADS, 0, s, src, dst, n, mask);
+              shape<K>::SORT_THREADS, 0, s, src, dst, n, mask);
     return GM_OK;
 }
 

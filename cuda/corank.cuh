@@ -1,0 +1,136 @@
+/*
+ * corank.cuh - the one co-rank and sequential merge of core/corank.h, as overloads
+ * by key type and position type for the kernels' templates, and the co-rank search
+ * shared by a group of lanes of one warp (the partition kernel's, the tiled kernel's
+ * blocks that search for themselves, the circular kernel's in its rings).
+ */
+#ifndef GM_CUDA_CORANK_CUH
+#define GM_CUDA_CORANK_CUH
+
+#include <stdint.h>
+
+#include "../core/corank.h"
+
+/* The one co-rank and sequential merge, by key type (templates call these). */
+__host__ __device__ inline int64_t corank(int64_t k, const int32_t *a, int64_t m,
+                                          const int32_t *b, int64_t n, int32_t mask)
+{
+    return gm_corank_i32(k, a, m, b, n, mask);
+}
+__host__ __device__ inline int64_t corank(int64_t k, const int64_t *a, int64_t m,
+                                          const int64_t *b, int64_t n, int64_t mask)
+{
+    return gm_corank_i64(k, a, m, b, n, mask);
+}
+__host__ __device__ inline void merge_seq(const int32_t *a, int64_t m, const int32_t *b,
+                                          int64_t n, int64_t i, int64_t j, int32_t *c,
+                                          int64_t count, int32_t mask)
+{
+    gm_merge_seq_i32(a, m, b, n, i, j, c, count, mask);
+}
+__host__ __device__ inline void merge_seq(const int64_t *a, int64_t m, const int64_t *b,
+                                          int64_t n, int64_t i, int64_t j, int64_t *c,
+                                          int64_t count, int64_t mask)
+{
+    gm_merge_seq_i64(a, m, b, n, i, j, c, count, mask);
+}
+
+/* Whether probe i is past the co-rank of output k (the partition kernel's rounds). */
+__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int32_t *a,
+                                           const int32_t *b, int32_t mask)
+{
+    return gm_corank_past_i32(i, k, a, b, mask);
+}
+__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int64_t *a,
+                                           const int64_t *b, int64_t mask)
+{
+    return gm_corank_past_i64(i, k, a, b, mask);
+}
+
+/* The same with 32-bit positions, for tiles in shared memory. */
+__host__ __device__ inline int corank_tile(int k, const int32_t *a, int m, const int32_t *b,
+                                           int n, int32_t mask)
+{
+    return gm_corank_i32_t(k, a, m, b, n, mask);
+}
+__host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const int64_t *b,
+                                           int n, int64_t mask)
+{
+    return gm_corank_i64_t(k, a, m, b, n, mask);
+}
+
+/* The search's probe and narrowing by position type: 64-bit positions in global
+ * memory, 32-bit ones in shared memory (the same pieces of core/corank.h). */
+__host__ __device__ inline int64_t corank_probe(int64_t lo, int64_t hi, int lanes, int l)
+{
+    return gm_corank_probe_i64(lo, hi, lanes, l);
+}
+__host__ __device__ inline int corank_probe(int lo, int hi, int lanes, int l)
+{
+    return gm_corank_probe_i32_t(lo, hi, lanes, l);
+}
+__host__ __device__ inline void corank_narrow(int64_t *lo, int64_t *hi, int lanes, int f)
+{
+    gm_corank_narrow_i64(lo, hi, lanes, f);
+}
+__host__ __device__ inline void corank_narrow(int *lo, int *hi, int lanes, int f)
+{
+    gm_corank_narrow_i32_t(lo, hi, lanes, f);
+}
+__host__ __device__ inline int corank_past(int i, int k, const int32_t *a, const int32_t *b,
+                                           int32_t mask)
+{
+    return gm_corank_past_i32_t(i, k, a, b, mask);
+}
+__host__ __device__ inline int corank_past(int i, int k, const int64_t *a, const int64_t *b,
+                                           int64_t mask)
+{
+    return gm_corank_past_i64_t(i, k, a, b, mask);
+}
+
+/* The co-rank (relative to a) of output k of the merge of a and b, known to lie in
+ * [lo, hi], searched by a group of LANES neighbouring lanes of one warp (lane: this
+ * thread's place in the group); every lane of the group returns it. Positions are
+ * of type I: int64_t for the partition kernel (partition.cu), which searches
+ * global memory, int for the circular kernel, which searches its rings. With step
+ * s > 1, the search is over positions i s alone: lo, hi and the result count steps,
+ * and the probes of every search over the pair fall on the same few keys
+ * (the coarse partition: partition.cu). */
+template <typename K, int LANES, typename I>
+__device__ inline I corank_by_group_in(const K *a, const K *b, I k, I lo, I hi, K mask, int lane,
+                                       I step = 1)
+{
+    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "lanes: 2^i <= 32");
+    const unsigned group =
+        LANES == 32 ? ~0u : ((1u << LANES) - 1) << ((threadIdx.x & 31) & ~(LANES - 1));
+    while (lo < hi) {
+        I i = corank_probe(lo, hi, LANES, lane);
+        bool past = i > hi || corank_past(i * step, k, a, b, mask);
+        /* Probes rise with the lane and "past" with the probe: the lanes not past
+         * are a prefix of the group. */
+        int f = LANES == 1 ? !past : LANES - __popc(__ballot_sync(group, past) & group);
+        corank_narrow(&lo, &hi, LANES, f);
+    }
+    return lo;
+}
+
+/* corank_by_group_in over the whole of the pair at lo, mid, hi of src. With
+ * step > 1 the coarse co-rank: the first position of the step's worth of positions
+ * that holds the co-rank, the step counted from the pair's start (see the coarse
+ * partition in partition.cu). */
+template <typename K, int LANES>
+__device__ inline int64_t corank_by_group(const K *src, int64_t lo_, int64_t mid, int64_t hi_,
+                                          int64_t k, K mask, int lane, int64_t step = 1)
+{
+    int64_t lo, hi;
+    gm_corank_bounds_i64(k, mid - lo_, hi_ - mid, &lo, &hi);
+    if (step == 1)
+        return corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo, hi, mask, lane);
+    /* The last whole step j s not past the co-rank; lo / step itself is never probed
+     * (probes lie in (lo, hi]), so it stands for lo when lo is not a whole step. */
+    int64_t j = corank_by_group_in<K, LANES>(src + lo_, src + mid, k, lo / step, hi / step, mask,
+                                             lane, step);
+    return j * step > lo ? j * step : lo;
+}
+
+#endif

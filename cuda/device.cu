@@ -1,0 +1,187 @@
+/*
+ * device.cu - device management: the probe that finds the device and creates its
+ * context (and says in words why there is none), the mapping of CUDA errors to
+ * statuses, the check that a job fits in device memory, and the device facts the
+ * launchers read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mutex>
+#include <thread>
+
+#include "device.cuh"
+#include "kernels.cuh"
+
+device_facts gm_device;
+gm_gpu_choices gm_forced;
+
+int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
+{
+    char call[64];
+    size_t n = strcspn(what, "(");
+    snprintf(call, sizeof call, "%.*s", (int)(n < 63 ? n : 63), what);
+    cudaGetLastError(); /* clear a non-sticky error so later calls are not blamed */
+    if (err == cudaErrorMemoryAllocation)
+        return gm_fail(st, GM_EDEVMEM, "data does not fit in GPU memory (%s: %s)", call,
+                       cudaGetErrorString(err));
+    return gm_fail(st, GM_ECUDA, "CUDA error: %s (%s)", cudaGetErrorString(err), call);
+}
+
+bool gm_dependent_launches()
+{
+    return gm_device.dependent_launch && !gm_forced.serial_launches;
+}
+
+/* ------------------------------------------------------------------ probe */
+
+static int probe_rc;
+static gm_gpu_info probe_info;
+static char probe_msg[512];
+
+/* Launched never: asking for its attributes tells whether the fat binary holds code
+ * this device can run, and for which architecture. */
+__global__ void probe_kernel() {}
+
+/* What a failed probe means, in words a user can act on. */
+static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_prop, char *buf,
+                         size_t size)
+{
+    int driver = 0, runtime = 0;
+    switch (err) {
+    case cudaErrorNoDevice:
+        snprintf(buf, size, "no CUDA-capable device");
+        return;
+    case cudaErrorInsufficientDriver:
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        if (driver == 0)
+            snprintf(buf, size, "no NVIDIA driver loaded");
+        else
+            snprintf(buf, size,
+                     "the NVIDIA driver (CUDA %d.%d) is older than this build's CUDA runtime "
+                     "(%d.%d)",
+                     driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+        return;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+    case cudaErrorUnsupportedPtxVersion:
+        if (have_prop)
+            snprintf(buf, size, "this build has no code for the device (compute capability %d.%d)",
+                     prop->major, prop->minor);
+        else
+            snprintf(buf, size, "this build has no code for the device");
+        return;
+    case cudaErrorDevicesUnavailable:
+        snprintf(buf, size, "the CUDA device is busy or unavailable");
+        return;
+    default:
+        snprintf(buf, size, "%s", cudaGetErrorString(err));
+    }
+}
+
+/* The probe itself, run once (std::call_once): by the first gm_gpu_probe, or by the
+ * thread gm_gpu_warm_start starts, whichever comes first; the other waits for it. */
+static std::once_flag probe_once;
+static void probe_device()
+{
+    int count = 0;
+    cudaDeviceProp prop;
+    cudaFuncAttributes attr;
+    bool have_prop = false;
+    memset(&probe_info, 0, sizeof probe_info);
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaSuccess && count == 0)
+        err = cudaErrorNoDevice;
+    if (err == cudaSuccess)
+        err = cudaSetDevice(0);
+    if (err == cudaSuccess)
+        err = cudaGetDeviceProperties(&prop, 0);
+    have_prop = err == cudaSuccess;
+    if (err == cudaSuccess)
+        err = cudaFree(0); /* creates the context */
+    if (err == cudaSuccess)
+        err = cudaFuncGetAttributes(&attr, probe_kernel);
+    if (err != cudaSuccess) {
+        char reason[256];
+        probe_reason(err, &prop, have_prop, reason, sizeof reason);
+        snprintf(probe_msg, sizeof probe_msg, "no usable CUDA device: %s", reason);
+        snprintf(probe_info.detail, sizeof probe_info.detail, "%s: %s",
+                 cudaGetErrorName(err), cudaGetErrorString(err));
+        cudaGetLastError();
+        probe_rc = GM_ENODEV;
+    } else {
+        snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
+        probe_info.sm_count = prop.multiProcessorCount;
+        probe_info.cc_major = prop.major;
+        probe_info.cc_minor = prop.minor;
+        cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
+        gm_device.sm_count = prop.multiProcessorCount;
+        gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
+        gm_device.dependent_launch = prop.major >= 9;
+        gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+        gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
+        probe_rc = GM_OK;
+    }
+}
+
+extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
+{
+    std::call_once(probe_once, probe_device);
+    if (info)
+        *info = probe_info;
+    if (probe_rc != GM_OK)
+        return gm_fail(st, GM_ENODEV, "%s", probe_msg);
+    return GM_OK;
+}
+
+/* ------------------------------------------------------------------ warm start */
+
+/* Creating the CUDA context is a large part of a short run; started early in a
+ * thread of its own, it overlaps whatever the caller does meanwhile (reading the
+ * input). The thread is joined at exit (the handler registered before the thread
+ * starts), so the process never ends under it. */
+static std::thread warm_thread;
+static std::once_flag warm_once;
+
+static void join_warm_thread()
+{
+    if (warm_thread.joinable())
+        warm_thread.join();
+}
+
+extern "C" void gm_gpu_warm_start(void)
+{
+    std::call_once(warm_once, [] {
+        try {
+            if (atexit(join_warm_thread) != 0)
+                return;
+            warm_thread = std::thread([] { std::call_once(probe_once, probe_device); });
+        } catch (...) {
+            /* no thread: the first gm_gpu_probe does the work instead */
+        }
+    });
+}
+
+/* ------------------------------------------------------------------ memory */
+
+int check_fits(size_t need, gm_status *st)
+{
+    size_t free_b = 0, total = 0;
+    GM_CUDA(cudaMemGetInfo(&free_b, &total), st);
+    if (gm_forced.memory_limit && gm_forced.memory_limit < free_b)
+        free_b = gm_forced.memory_limit;
+    if (need > free_b / 100 * 95)
+        return gm_fail(st, GM_EDEVMEM,
+                       "data does not fit in GPU memory: %.1f MiB needed, %.1f MiB free",
+                       (double)need / 1048576.0, (double)free_b / 1048576.0);
+    return GM_OK;
+}
+
+double elapsed_seconds(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    return ms * 1e-3;
+}

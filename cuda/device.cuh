@@ -1,0 +1,121 @@
+/*
+ * device.cuh - device management (device.cu): the facts the probe learns about the
+ * device, the choices a test may force, device buffers released on every path,
+ * and the frame of one GPU job (its buffers, stream, and timed copies in and out).
+ */
+#ifndef GM_CUDA_DEVICE_CUH
+#define GM_CUDA_DEVICE_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <vector>
+
+#include "check.cuh"
+#include "gpu.h"
+#include "testing.h"
+
+/* What the probe learned, once per process. */
+struct device_facts {
+    int sm_count;
+    int arch;                      /* the architecture of the code running: 750, 800, 900 */
+    bool dependent_launch;         /* programmatic dependent launches: sm_90 and later */
+    int circular_blocks_per_sm[2]; /* resident circular blocks, int32 and int64 keys */
+};
+extern device_facts gm_device;
+
+/* The choices forced by the tests (testing.h): all zero in the shipped binary. */
+extern gm_gpu_choices gm_forced;
+
+/* Device allocations released when the scope ends, whatever the path. Each has 16
+ * bytes of slack after its last key: the chunked loads copy whole 16-byte chunks. */
+struct device_buffers {
+    std::vector<void *> ptrs;
+    device_buffers() = default;
+    device_buffers(const device_buffers &) = delete;
+    device_buffers &operator=(const device_buffers &) = delete;
+    ~device_buffers()
+    {
+        for (void *p : ptrs)
+            cudaFree(p);
+    }
+    template <typename T> int alloc(T **p, size_t count, gm_status *st)
+    {
+        void *raw = nullptr;
+        GM_CUDA(cudaMalloc(&raw, count * sizeof(T) + 16), st);
+        ptrs.push_back(raw);
+        *p = (T *)raw;
+        return GM_OK;
+    }
+};
+
+/* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
+int check_fits(size_t need, gm_status *st);
+
+/* Events for the stages of one job, destroyed with it. */
+struct event_set {
+    cudaEvent_t e[4] = { nullptr, nullptr, nullptr, nullptr };
+    event_set() = default;
+    event_set(const event_set &) = delete;
+    event_set &operator=(const event_set &) = delete;
+    ~event_set()
+    {
+        for (cudaEvent_t x : e)
+            if (x)
+                cudaEventDestroy(x);
+    }
+    int create(gm_status *st)
+    {
+        for (cudaEvent_t &x : e)
+            GM_CUDA(cudaEventCreate(&x), st);
+        return GM_OK;
+    }
+};
+
+/* Elapsed seconds between two recorded events. */
+double elapsed_seconds(cudaEvent_t a, cudaEvent_t b);
+
+/* The frame every GPU merge or sort shares: two key buffers (the keys and their
+ * partner for ping-pong passes), co-rank scratch, and the timed copies in and out.
+ * Everything is released when it goes out of scope. */
+template <typename K> struct device_job {
+    device_buffers mem;
+    event_set ev;
+    K *keys = nullptr, *other = nullptr;
+    int64_t *coranks = nullptr;
+    cudaStream_t s = 0;
+
+    /* Checks that 2 n keys, ncor co-ranks and extra bytes fit, allocates the first
+     * three, and copies the host's keys in. */
+    int start(const gm_keys *host, int64_t ncor, size_t extra, gm_status *st)
+    {
+        size_t n = (size_t)host->n;
+        int rc = check_fits(2 * n * sizeof(K) + (size_t)ncor * sizeof(int64_t) + extra, st);
+        if (rc || (rc = mem.alloc(&keys, n, st)) || (rc = mem.alloc(&other, n, st)) ||
+            (rc = mem.alloc(&coranks, (size_t)ncor, st)) || (rc = ev.create(st)))
+            return rc;
+        GM_CUDA(cudaEventRecord(ev.e[0], s), st);
+        GM_CUDA(cudaMemcpyAsync(keys, host->data, n * sizeof(K), cudaMemcpyHostToDevice, s), st);
+        GM_CUDA(cudaEventRecord(ev.e[1], s), st);
+        return GM_OK;
+    }
+
+    /* Copies count keys from result back to the host, waits, and fills times. */
+    int finish(gm_keys *host, const K *result, int64_t count, gm_gpu_times *times,
+               gm_status *st)
+    {
+        GM_CUDA(cudaEventRecord(ev.e[2], s), st);
+        GM_CUDA(cudaMemcpyAsync(host->data, result, (size_t)count * sizeof(K),
+                                cudaMemcpyDeviceToHost, s),
+                st);
+        GM_CUDA(cudaEventRecord(ev.e[3], s), st);
+        GM_CUDA(cudaEventSynchronize(ev.e[3]), st);
+        host->n = count;
+        times->h2d = elapsed_seconds(ev.e[0], ev.e[1]);
+        times->kernel = elapsed_seconds(ev.e[1], ev.e[2]);
+        times->d2h = elapsed_seconds(ev.e[2], ev.e[3]);
+        return GM_OK;
+    }
+};
+
+#endif

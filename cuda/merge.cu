@@ -1,0 +1,152 @@
+/*
+ * merge.cu - gm_gpu_merge: a merge of k sorted runs as a tree of two-way passes
+ * (pass.cuh), each run by one of the merge kernels.
+ *
+ * A merge of k runs is ceil(log2 k) passes, each merging neighbouring runs
+ * pairwise, so ties keep input order. merge_pass lays one pass out for the kernel
+ * chosen (its tiles, and the pairs' bounds on the device when the runs are
+ * irregular) and launches the partition and the merge kernel; the sort's two-way
+ * passes (sort.cu) go through it too.
+ */
+#include <string.h>
+
+#include <utility>
+#include <vector>
+
+#include "device.cuh"
+#include "kernels.cuh"
+
+/* The kernel --kernel=auto runs for a merge of n keys: the basic kernel (one launch,
+ * its threads searching for themselves) below choice::AUTO_TILED_FROM keys, where the
+ * two are within a microsecond, the tiled kernel from there (bench/RESULTS.md,
+ * `kernels 22 crossover`; the same for both widths). The circular kernel never wins. */
+static gm_kernel auto_kernel(int64_t n)
+{
+    return n < choice::AUTO_TILED_FROM ? GM_KERNEL_BASIC : GM_KERNEL_TILED;
+}
+
+/* Keys per tile of kernel for a pass over n keys. */
+template <typename K> static int64_t kernel_tile(gm_kernel kernel, int64_t n)
+{
+    return kernel == GM_KERNEL_CIRCULAR ? circular_segment<K>(n)
+           : kernel == GM_KERNEL_TILED  ? (int64_t)tiles<K>::TILED_TILE
+                                        : (int64_t)tiles<K>::BASIC_TILE;
+}
+
+template <typename K> int64_t coranks_needed(int64_t n, int64_t npairs_max)
+{
+    return n / tiles<K>::MIN_TILE + npairs_max + 2;
+}
+
+template <typename K>
+int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_t *host_bounds,
+               int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st)
+{
+    d.tile = kernel_tile<K>(kernel, d.n);
+    if (d.run_len > 0) {
+        int64_t nruns = (d.n + d.run_len - 1) / d.run_len;
+        d.npairs = (nruns + 1) / 2;
+        d.tiles_per_pair = (2 * d.run_len + d.tile - 1) / d.tile;
+        int64_t last_len = d.n - 2 * (d.npairs - 1) * d.run_len;
+        d.ntiles = d.npairs == 0
+                       ? 0
+                       : (d.npairs - 1) * d.tiles_per_pair + (last_len + d.tile - 1) / d.tile;
+    } else if (d.npairs == 1) { /* one pair: its bounds travel in d */
+        for (int i = 0; i < 3; i++)
+            d.pair[i] = host_bounds[i];
+        d.ntiles = (d.pair[2] - d.pair[0] + d.tile - 1) / d.tile;
+        d.bounds = d.tile0 = nullptr;
+    } else {
+        /* host_bounds: 2 npairs + 1 entries. Tiles of each pair, then both arrays up. */
+        std::vector<int64_t> up;
+        for (int64_t r = 0; r <= 2 * d.npairs; r++)
+            up.push_back(host_bounds[r]);
+        int64_t tiles = 0;
+        for (int64_t p = 0; p < d.npairs; p++) {
+            up.push_back(tiles);
+            int64_t len = host_bounds[2 * p + 2] - host_bounds[2 * p];
+            tiles += (len + d.tile - 1) / d.tile;
+        }
+        up.push_back(tiles);
+        d.ntiles = tiles;
+        GM_CUDA(cudaMemcpyAsync(dev_scratch, up.data(), up.size() * sizeof(int64_t),
+                                cudaMemcpyHostToDevice, s),
+                st);
+        d.bounds = dev_scratch;
+        d.tile0 = dev_scratch + 2 * d.npairs + 1;
+    }
+    d.coarse = false;
+    if (kernel == GM_KERNEL_BASIC) /* each thread searches for itself */
+        return launch_merge_basic<K>(src, dst, d, mask, s, st);
+    /* Partition, then merge; or the tiled kernel's blocks search for themselves. */
+    if (kernel == GM_KERNEL_TILED && tiled_searches_itself(d.ntiles))
+        return launch_merge_tiled<K>(src, dst, d, mask, nullptr, s, st);
+    d.coarse = kernel == GM_KERNEL_TILED && tiles<K>::TILED_STEP > 1;
+    int rc = launch_partition<K>(src, d, mask, coranks, s, st);
+    if (rc)
+        return rc;
+    return kernel == GM_KERNEL_CIRCULAR
+               ? launch_merge_circular<K>(src, dst, d, mask, coranks, s, st)
+               : launch_merge_tiled<K>(src, dst, d, mask, coranks, s, st);
+}
+
+/* A merge of nruns runs with kernel `used` (never AUTO). */
+template <typename K>
+static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                        gm_kernel used, gm_gpu_times *times, gm_status *st)
+{
+    int64_t n = keys->n;
+    K mask = reverse ? (K)-1 : (K)0;
+    device_job<K> job;
+    int64_t *d_meta = nullptr; /* each pass's run boundaries and first tiles */
+    int rc = job.start(keys, coranks_needed<K>(n, nruns), (size_t)(4 * nruns + 8) * 8, st);
+    if (rc || (rc = job.mem.alloc(&d_meta, (size_t)(4 * nruns + 8), st)))
+        return rc;
+
+    std::vector<int64_t> bounds(offsets, offsets + nruns + 1);
+    int passes = 0;
+    while (bounds.size() > 2) {
+        int64_t runs = (int64_t)bounds.size() - 1;
+        pass_desc d{};
+        d.n = n;
+        d.npairs = (runs + 1) / 2;
+        d.dependent = true; /* the merge kernel on its partition: see gm_after_previous */
+        if (runs % 2)
+            bounds.push_back(bounds.back()); /* the odd run gets an empty partner */
+        rc = merge_pass<K>(used, job.keys, job.other, d, bounds.data(), d_meta, mask,
+                           job.coranks, job.s, st);
+        if (rc)
+            return rc;
+        std::vector<int64_t> next;
+        for (size_t r = 0; r < bounds.size(); r += 2)
+            next.push_back(bounds[r]);
+        bounds.swap(next);
+        std::swap(job.keys, job.other);
+        passes++;
+    }
+    times->passes = passes;
+    return job.finish(keys, job.keys, n, times, st);
+}
+
+extern "C" int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
+                            gm_kernel kernel, gm_gpu_times *times, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    memset(times, 0, sizeof *times);
+    gm_kernel used = kernel == GM_KERNEL_AUTO ? auto_kernel(keys->n) : kernel;
+    times->kernel_used = used;
+    if (keys->n == 0 || nruns <= 1)
+        return GM_OK;
+    return keys->width == GM_I32
+               ? merge_on_gpu<int32_t>(keys, offsets, nruns, reverse, used, times, st)
+               : merge_on_gpu<int64_t>(keys, offsets, nruns, reverse, used, times, st);
+}
+
+#define GM_INSTANTIATE(K)                                                                  \
+    template int merge_pass<K>(gm_kernel, const K *, K *, pass_desc, const int64_t *,      \
+                               int64_t *, K, int64_t *, cudaStream_t, gm_status *);        \
+    template int64_t coranks_needed<K>(int64_t, int64_t);
+GM_INSTANTIATE(int32_t)
+GM_INSTANTIATE(int64_t)

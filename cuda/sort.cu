@@ -1,0 +1,152 @@
+/*
+ * sort.cu - gm_gpu_sort, the whole GPU merge sort in one place (after the CUDA
+ * samples' mergeSort: sort small tiles in shared memory, then merge runs of growing
+ * length): the block sort (block_sort.cu) makes runs of SORT_TILE keys, then each
+ * merge pass merges two runs at a time (merge_pass, with the kernel --kernel
+ * names) or, with the tiled kernel on large sorts, four (merge_multi.cu); -u then
+ * collapses equal neighbours on the device (cub::DeviceSelect::Unique).
+ *
+ * How a sort chooses its passes (plan_sort): a pass that leaves two runs or fewer
+ * is two-way; otherwise four-way when the keys take choice::MULTI_MIN_BYTES or
+ * more. Below that size two-way passes partly run in the L2 cache, while the
+ * four-way merge, two merges in shared memory a pass, is bound by the
+ * multiprocessors' instructions wherever its data lies.
+ */
+#include <cub/device/device_select.cuh>
+#include <string.h>
+
+#include <utility>
+
+#include "device.cuh"
+#include "kernels.cuh"
+
+/* Ways of the sort's pass over runs of run_len (of n keys) with kernel: 4 or 2. */
+template <typename K> static int pass_ways(gm_kernel kernel, int64_t n, int64_t run_len)
+{
+    if (kernel != GM_KERNEL_TILED || n - run_len <= run_len) /* two runs: two-way */
+        return 2;
+    if (gm_forced.sort_ways == 2 || gm_forced.sort_ways == 4)
+        return gm_forced.sort_ways;
+    return n * (int64_t)sizeof(K) >= choice::MULTI_MIN_BYTES ? 4 : 2;
+}
+
+template <typename K> sort_plan plan_sort(gm_kernel kernel, int64_t n)
+{
+    sort_plan p;
+    p.passes = 0;
+    for (int64_t run = tiles<K>::SORT_TILE; run < n && p.passes < sort_plan::MAX_PASSES;
+         p.passes++) {
+        int ways = pass_ways<K>(kernel, n, run);
+        p.ways[p.passes] = ways;
+        p.run[p.passes] = run;
+        run = n / ways < run ? n : ways * run;
+    }
+    return p;
+}
+
+template <typename K>
+int sort_pass(const sort_plan &p, int i, gm_kernel kernel, const K *src, K *dst, int64_t n,
+              K mask, int64_t *d_cor, cudaStream_t s, gm_status *st)
+{
+    if (p.ways[i] == 4)
+        return launch_merge_multi<K>(src, dst, n, p.run[i], mask, d_cor, s, st);
+    pass_desc d{};
+    d.n = n;
+    d.run_len = p.run[i];
+    return merge_pass<K>(kernel, src, dst, d, nullptr, nullptr, mask, d_cor, s, st);
+}
+
+template <typename K>
+int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
+                   K **out, int *passes, cudaStream_t s, gm_status *st)
+{
+    int rc = launch_block_sort<K>(d_keys, d_tmp, n, mask, s, st);
+    if (rc)
+        return rc;
+    sort_plan p = plan_sort<K>(kernel, n);
+    K *src = d_tmp, *dst = d_keys;
+    for (int i = 0; i < p.passes; i++) {
+        if ((rc = sort_pass<K>(p, i, kernel, src, dst, n, mask, d_cor, s, st)))
+            return rc;
+        std::swap(src, dst);
+    }
+    *out = src;
+    *passes = p.passes;
+    return GM_OK;
+}
+
+/* The largest of the passes' scratch: co-ranks of the two-way passes' tiles, or any
+ * four-way pass's sample lists (about the same every pass: the same samples, and a
+ * short last group's unused entries). */
+template <typename K> int64_t sort_scratch_entries(int64_t n)
+{
+    int64_t two = coranks_needed<K>(n, n / tiles<K>::MIN_TILE + 1);
+    int64_t four = 0;
+    for (int64_t run = tiles<K>::SORT_TILE; n - run > run; run *= 4) {
+        int64_t e = multi_scratch_entries<K>(n, run);
+        four = e > four ? e : four;
+    }
+    return two > four ? two : four;
+}
+
+/* A sort whose passes use kernel `used` (never AUTO). */
+template <typename K>
+static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
+                       gm_gpu_times *times, gm_status *st)
+{
+    int64_t n = keys->n;
+    K mask = reverse ? (K)-1 : (K)0;
+    device_job<K> job;
+    int rc = job.start(keys, sort_scratch_entries<K>(n), 64u << 20, st);
+    if (rc)
+        return rc;
+    K *sorted;
+    int passes;
+    rc = sort_on_device<K>(job.keys, job.other, n, mask, used, job.coranks, &sorted, &passes,
+                           job.s, st);
+    if (rc)
+        return rc;
+    times->passes = passes;
+    int64_t n_out = n;
+    if (unique) {
+        K *to = sorted == job.keys ? job.other : job.keys;
+        int64_t *d_count = job.coranks; /* the co-ranks are no longer needed */
+        size_t temp_bytes = 0;
+        GM_CUDA(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted, to, d_count, n, job.s), st);
+        unsigned char *temp = nullptr;
+        if ((rc = job.mem.alloc(&temp, temp_bytes, st)))
+            return rc;
+        GM_CUDA(cub::DeviceSelect::Unique(temp, temp_bytes, sorted, to, d_count, n, job.s), st);
+        GM_CUDA(cudaMemcpyAsync(&n_out, d_count, sizeof n_out, cudaMemcpyDeviceToHost, job.s), st);
+        GM_CUDA(cudaStreamSynchronize(job.s), st);
+        sorted = to;
+    }
+    return job.finish(keys, sorted, n_out, times, st);
+}
+
+extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
+                           gm_gpu_times *times, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    memset(times, 0, sizeof *times);
+    /* The sort's passes merge many pairs at once: the tiled kernel is fastest at
+     * every size (bench/RESULTS.md), so that is what auto means here. */
+    gm_kernel used = kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : kernel;
+    times->kernel_used = used;
+    if (keys->n == 0)
+        return GM_OK;
+    return keys->width == GM_I32 ? sort_on_gpu<int32_t>(keys, reverse, unique, used, times, st)
+                                 : sort_on_gpu<int64_t>(keys, reverse, unique, used, times, st);
+}
+
+#define GM_INSTANTIATE(K)                                                                  \
+    template sort_plan plan_sort<K>(gm_kernel, int64_t);                                   \
+    template int sort_pass<K>(const sort_plan &, int, gm_kernel, const K *, K *, int64_t, K, \
+                              int64_t *, cudaStream_t, gm_status *);                       \
+    template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
+                                   cudaStream_t, gm_status *);                              \
+    template int64_t sort_scratch_entries<K>(int64_t);
+GM_INSTANTIATE(int32_t)
+GM_INSTANTIATE(int64_t)

@@ -1,0 +1,57 @@
+/*
+ * testing.h - what the tests and the benchmark may ask of the GPU engine beyond
+ * gpu.h: choices forced whatever the size, so that small inputs reach every path
+ * (the four-way sort pass, each way of finding the tiled kernel's co-ranks, the
+ * circular kernel's long segments, the "does not fit" error), and the tile sizes
+ * the tests probe around.
+ *
+ * gm_gpu_force and the tile functions are defined in cuda/testing.cu (or
+ * cuda/testing_stub.c without nvcc), which only the test binaries and the benchmark
+ * link; the shipped binary cannot set any of this. The engine reads the choices
+ * from gm_forced (cuda/device.cuh), all zero unless a test set them.
+ */
+#ifndef GM_GPU_TESTING_H
+#define GM_GPU_TESTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the tiled kernel's passes find their tiles' co-ranks. */
+typedef enum gm_partition {
+    GM_PARTITION_AUTO,     /* by the number of tiles (policy.cuh, choice) */
+    GM_PARTITION_NONE,     /* no partition kernel: each block searches for itself */
+    GM_PARTITION_LANES_1,  /* a partition kernel, 1, 8 or 32 lanes a tile */
+    GM_PARTITION_LANES_8,
+    GM_PARTITION_LANES_32
+} gm_partition;
+
+typedef struct gm_gpu_choices {
+    int sort_ways;           /* 0: by size; 2: two-way passes only; 4: four-way passes
+                                wherever three runs or more are left */
+    gm_partition partition;  /* the tiled kernel's (the lanes also the circular
+                                kernel's partition, which is never NONE) */
+    int circular_blocks;     /* 0: as many as the device holds; else the circular
+                                kernel's blocks in all, so each walks many tiles */
+    int serial_launches;     /* 1: no dependent launches, even where the device has them */
+    size_t memory_limit;     /* 0: none; else the most device memory counted as free */
+} gm_gpu_choices;
+
+/* Forces the choices in c (NULL: all back to zero) for the calls that follow. */
+void gm_gpu_force(const gm_gpu_choices *c);
+
+/* Keys per tile of a merge kernel (kernel != AUTO), and per block of the sort's
+ * block-sort stage, for this width (0 without CUDA). */
+int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width);
+int64_t gm_gpu_sort_tile(gm_width width);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * gpumerge_forced.c - gpumerge with GPU choices forced, for tests/sanitize.sh and
+ * the CLI suite: its leading options set them through cuda/testing.h, and the rest
+ * of the command line goes to gpumerge's own main (cli/main.c, built as
+ * gm_cli_main), so that small inputs reach the paths the size would not pick.
+ *
+ *   gpumerge_forced [--sort-ways=2|4] [--partition=none|1|8|32]
+ *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
+ *                   [--serial-launches] GPUMERGE-ARGUMENTS...
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cuda/testing.h"
+
+int gm_cli_main(int argc, char **argv);
+
+/* The number after prefix in arg, or -1 if arg does not start with prefix. */
+static long long value_of(const char *arg, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(arg, prefix, n) != 0)
+        return -1;
+    char *end;
+    long long v = strtoll(arg + n, &end, 10);
+    if (*end || v < 0) {
+        fprintf(stderr, "gpumerge_forced: bad value in %s\n", arg);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    gm_gpu_choices c = { 0 };
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        const char *a = argv[i];
+        long long v;
+        if ((v = value_of(a, "--sort-ways=")) >= 0 && (v == 2 || v == 4))
+            c.sort_ways = (int)v;
+        else if (strcmp(a, "--partition=none") == 0)
+            c.partition = GM_PARTITION_NONE;
+        else if ((v = value_of(a, "--partition=")) >= 0 && (v == 1 || v == 8 || v == 32))
+            c.partition = v == 1 ? GM_PARTITION_LANES_1
+                          : v == 8 ? GM_PARTITION_LANES_8 : GM_PARTITION_LANES_32;
+        else if ((v = value_of(a, "--circular-blocks=")) > 0)
+            c.circular_blocks = (int)v;
+        else if ((v = value_of(a, "--gpu-memory-limit=")) > 0)
+            c.memory_limit = (size_t)v;
+        else if (strcmp(a, "--serial-launches") == 0)
+            c.serial_launches = 1;
+        else
+            break; /* gpumerge's own options */
+    }
+    gm_gpu_force(&c);
+    argv[i - 1] = argv[0];
+    return gm_cli_main(argc - (i - 1), argv + (i - 1));
+}
