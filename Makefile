@@ -31,7 +31,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 
-CORE_SRC = core/util.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
+CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
 CLI_SRC  = cli/main.c cli/options.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu
@@ -109,7 +109,7 @@ sanitize: gpumerge
 
 # ---------------------------------------------------------------- bench
 
-$(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)/core/util.o
+$(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 

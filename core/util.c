@@ -1,6 +1,6 @@
 /*
- * util.c - status messages, clock, core count, parallel-for and message quoting
- * shared by the core modules (see util.h).
+ * util.c - status messages, clock, core count and message quoting shared by the
+ * core modules (see util.h); the parallel-for's thread pool is in pool.c.
  */
 #define _GNU_SOURCE
 #include "util.h"
@@ -64,46 +64,6 @@ int gm_cpu_count(void)
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-struct pf_job {
-    gm_task_fn fn;
-    void *ctx;
-    int ntasks;
-    int next; /* next task to hand out, taken with an atomic add */
-};
-
-static void *pf_worker(void *arg)
-{
-    struct pf_job *job = arg;
-    for (;;) {
-        int t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (t >= job->ntasks)
-            break;
-        job->fn(job->ctx, t);
-    }
-    return NULL;
-}
-
-void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx)
-{
-    struct pf_job job = { fn, ctx, ntasks, 0 };
-    if (nthreads > ntasks)
-        nthreads = ntasks;
-    if (nthreads <= 1) {
-        pf_worker(&job);
-        return;
-    }
-    pthread_t tid[nthreads - 1];
-    int started = 0;
-    for (int i = 0; i < nthreads - 1; i++) {
-        if (pthread_create(&tid[started], NULL, pf_worker, &job) != 0)
-            break; /* the threads already running (and we) do the rest */
-        started++;
-    }
-    pf_worker(&job);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
 }
 
 const char *gm_quote(const char *name, char *buf, size_t size)

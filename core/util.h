@@ -1,11 +1,12 @@
 /*
  * util.h - small services every core module uses: status messages, a monotonic
- * clock, the core count, a parallel-for over POSIX threads, and the quoting of file
+ * clock, the core count, a parallel-for on a persistent thread pool, and the quoting of file
  * names in messages (as coreutils does: plain when safe, else in single quotes).
  */
 #ifndef GM_UTIL_H
 #define GM_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,10 +19,15 @@ double gm_now(void);
 int gm_cpu_count(void);
 
 /* Calls fn(ctx, t) once for every t in [0, ntasks), on up to nthreads threads
- * (the caller is one of them). Tasks are handed out in increasing order. If a
- * thread cannot be started the remaining threads do its share: this can't fail. */
+ * of the persistent pool (pool.c; the caller is one of them). Tasks are handed out
+ * in increasing order. If a thread cannot be started the remaining threads do its
+ * share: this can't fail. */
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
+
+/* Starts a joinable thread with the pool's small stack (for a stage's own thread,
+ * such as an input's reader). Returns pthread_create's result. */
+int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* Writes name into buf as it should appear in a message and returns buf: unchanged
  * when it holds only safe characters, else in single quotes with embedded quotes
