@@ -31,7 +31,8 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
             $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 
-CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c core/gm.c
+CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
+           core/run.c core/stream.c core/gm.c
 CLI_SRC  = cli/main.c cli/options.c
 CUDA_SRC = cuda/merge_basic.cu cuda/merge_tiled.cu cuda/merge_circular.cu \
            cuda/mergesort.cu cuda/merge_multi.cu cuda/gpu.cu

@@ -131,6 +131,7 @@ enum { BLOCK_KEYS = 1 << 16 };
 struct write_job {
     const gm_keys *keys;
     int unique;
+    const int64_t *before; /* the key written just before this chunk, or NULL */
     int fd;
     int nblocks;
     size_t block_bytes;
@@ -148,12 +149,19 @@ struct write_job {
     int writing;        /* a thread is writing */
     int err;            /* first write errno, or ENOMEM */
     double format_cpu, write_time;
+    int64_t bytes;      /* written */
 };
 
-static size_t format_block(const gm_keys *keys, int unique, int64_t lo, int64_t hi,
-                           char *out)
+static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
+                           int64_t lo, int64_t hi, char *out)
 {
     char *p = out;
+    if (unique && lo == 0 && before && hi > 0) {
+        int64_t first = keys->width == GM_I32 ? ((const int32_t *)keys->data)[0]
+                                              : ((const int64_t *)keys->data)[0];
+        if (first == *before)
+            lo = 1; /* the last chunk ended with this key */
+    }
     if (keys->width == GM_I32) {
         const int32_t *k = keys->data;
         for (int64_t i = lo; i < hi; i++) {
@@ -186,6 +194,7 @@ static void write_due_blocks(struct write_job *job)
         double w1 = gm_now();
         pthread_mutex_lock(&job->lock);
         job->write_time += w1 - w0;
+        job->bytes += (int64_t)job->len[w];
         job->spare[job->nspare++] = job->buf[w];
         job->buf[w] = NULL;
         if (e)
@@ -219,7 +228,7 @@ static void write_worker(void *ctx, int task)
         double t0 = gm_now();
         if (!buf)
             buf = malloc(job->block_bytes);
-        size_t len = buf ? format_block(job->keys, job->unique, lo, hi, buf) : 0;
+        size_t len = buf ? format_block(job->keys, job->unique, job->before, lo, hi, buf) : 0;
         double t1 = gm_now();
 
         pthread_mutex_lock(&job->lock);
@@ -240,17 +249,36 @@ static void write_worker(void *ctx, int task)
     }
 }
 
+void gm_writer_init(gm_writer *w, const gm_output *out, int unique, int nthreads)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = out->fd;
+    w->shown = out->shown;
+    w->unique = unique;
+    w->nthreads = nthreads;
+}
+
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st)
 {
-    stats->format_cpu = stats->write = 0;
+    gm_writer w;
+    gm_writer_init(&w, out, unique, nthreads);
+    int rc = gm_writer_put(&w, keys, st);
+    *stats = w.stats;
+    return rc;
+}
+
+int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
+{
     if (keys->n == 0)
         return GM_OK;
+    int nthreads = w->nthreads;
     struct write_job job;
     memset(&job, 0, sizeof job);
     job.keys = keys;
-    job.unique = unique;
-    job.fd = out->fd;
+    job.unique = w->unique;
+    job.before = w->have_last ? &w->last : NULL;
+    job.fd = w->fd;
     job.nblocks = (int)((keys->n + BLOCK_KEYS - 1) / BLOCK_KEYS);
     job.block_bytes = (size_t)BLOCK_KEYS * (keys->width == GM_I32 ? 12 : 21);
     job.window = 2 * nthreads + 2;
@@ -276,14 +304,19 @@ int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthread
     free(job.len);
     free(job.ready);
     free(job.spare);
-    stats->format_cpu = job.format_cpu;
-    stats->write = job.write_time;
+    w->stats.format_cpu += job.format_cpu;
+    w->stats.write += job.write_time;
     if (job.err == EPIPE)
-        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", out->shown, strerror(EPIPE));
+        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", w->shown, strerror(EPIPE));
     if (job.err == ENOMEM)
         return gm_fail(st, GM_ENOMEM, "out of memory formatting the output");
     if (job.err)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", out->shown, strerror(job.err));
+        return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(job.err));
+    w->bytes += job.bytes;
+    w->keys += keys->n;
+    w->last = keys->width == GM_I32 ? ((const int32_t *)keys->data)[keys->n - 1]
+                                    : ((const int64_t *)keys->data)[keys->n - 1];
+    w->have_last = 1;
     return GM_OK;
 }
 

@@ -2,6 +2,11 @@
  * output.h - formatting keys as text on all cores and writing them with few system
  * calls, to standard output or atomically to a file named by -o.
  *
+ * The write side is a stage of the stream: a gm_writer takes the sorted keys chunk
+ * by chunk (gm_writer_put), formats each chunk's blocks on all cores, writes them
+ * in order, and keeps -u's last key across chunks, so a merge writes its output as
+ * it goes and memory stays bounded by a chunk.
+ *
  * -o FILE is written to a temporary file in FILE's directory and renamed over FILE
  * only by gm_output_commit, so FILE may also be an input, and a run that fails
  * leaves an existing FILE untouched. A FILE that is not a regular file (/dev/null,
@@ -36,6 +41,25 @@ typedef struct gm_output_stats {
  * or GM_ENOMEM. */
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st);
+
+/* The streaming writer over an opened output. */
+typedef struct gm_writer {
+    int fd;
+    const char *shown;
+    int unique;          /* drop a key equal to the one written before it */
+    int nthreads;
+    int have_last;
+    int64_t last;        /* the last key written (for -u across chunks) */
+    int64_t keys;        /* keys handed in so far */
+    int64_t bytes;       /* bytes written so far */
+    gm_output_stats stats;
+} gm_writer;
+
+void gm_writer_init(gm_writer *w, const gm_output *out, int unique, int nthreads);
+
+/* Formats and writes one chunk of keys, in order after the previous chunks.
+ * Returns as gm_output_write. */
+int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
 
 /* Finishes the output: closes and renames the temporary file over its target.
  * Returns GM_OK or GM_EIO. After an error the temporary file is removed. */

@@ -145,3 +145,24 @@ void *gm_alloc(size_t bytes, gm_status *st)
     }
     return p;
 }
+
+void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
+    return p;
+}
+
+void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st)
+{
+    void *q = realloc(p, bytes ? bytes : 1);
+    if (!q)
+        gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
+    return q;
+}
+
+void gm_buf_free(void *p)
+{
+    free(p);
+}

@@ -47,4 +47,12 @@ void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
  * are marked for transparent huge pages. Release with free(). */
 void *gm_alloc(size_t bytes, gm_status *st);
 
+/* Chunk buffers (text blocks, key chunks, run buffers) come from here and nowhere
+ * else, so that one change can make them pinned host memory for the GPU's copies.
+ * gm_buf_alloc reports failure in st (GM_ENOMEM, with what) and returns NULL;
+ * gm_buf_resize keeps the contents (the old block stays valid when it fails). */
+void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st);
+void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st);
+void gm_buf_free(void *p);
+
 #endif
