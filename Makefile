@@ -49,7 +49,7 @@ else
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
 endif
 
-TESTS    = corank parser output cpu cli gpu
+TESTS    = corank parser output cpu cli gpu stream
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.

@@ -30,7 +30,7 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
-    gm_say(cfg, GM_MSG_VERBOSE, "memory: budget %.1f MB, %d temporary run%s, %d merge pass%s over runs",
+    gm_say(cfg, GM_MSG_VERBOSE, "memory: budget %.1f MB, %d temporary run%s, %d merge pass%s over them",
            (double)s->budget / 1e6, s->runs, s->runs == 1 ? "" : "s", s->passes,
            s->passes == 1 ? "" : "es");
     if (s->used_engine)

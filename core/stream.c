@@ -363,7 +363,6 @@ static int merge_runs(struct stream *s, gm_runfile *runs, int nruns, gm_status *
             runs[out++] = next; /* slot out <= g is free: its run is removed */
         }
         s->stats->passes++;
-        s->stats->runs += out;
         nruns = out;
     }
     if (!rc) {

@@ -45,8 +45,8 @@ typedef struct gm_stream_stats {
     double write;         /* handing chunks to the writer (formatting and writing) */
     double format;        /* formatting, per thread */
     double write_syscalls;/* inside write(2) */
-    int runs;             /* temporary runs written */
-    int passes;           /* merge passes over temporary runs */
+    int runs;             /* sorted runs spilled (sort chunks, merge batches) */
+    int passes;           /* merge passes over them (the last into the output) */
     int64_t keys;         /* keys read */
     gm_width width;       /* widest chunk */
     int used_engine;
