@@ -34,11 +34,17 @@
 
 /* The -v lines of the last run, joined. */
 static char said[8192];
+static int progress_lines;
+static char last_progress[512];
 
 static void collect(void *ctx, gm_message kind, const char *text)
 {
     (void)ctx;
-    (void)kind;
+    if (kind == GM_MSG_PROGRESS) {
+        progress_lines++;
+        snprintf(last_progress, sizeof last_progress, "%s", text);
+        return;
+    }
     size_t l = strlen(said);
     snprintf(said + l, sizeof said - l, "%s\n", text);
 }
@@ -707,4 +713,36 @@ Test(stream, default_budget_follows_the_limits)
     waitpid(pid, &status, 0);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "budget under RLIMIT_AS is not half of it");
     cr_assert_gt(gm_default_budget(), 0);
+}
+
+Test(stream, progress_lines_only_when_asked)
+{
+    size_t budget = 64 << 10;
+    int64_t n = gm_sort_chunk_keys(budget, GM_I32) * 3;
+    int64_t *v = keys_of(UNIFORM, n, 21);
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_keys(in, v, n);
+    gm_config c = config();
+    c.buffer_size = budget;
+    c.tmpdir = dir;
+    char *out;
+    gm_status st;
+    progress_lines = 0;
+    cr_assert_eq(run_op(GM_OP_SORT, &c, dir, &in, 1, &out, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(progress_lines, 0, "no --progress, no progress lines");
+    free(out);
+    c.progress = 1;
+    cr_assert_eq(run_op(GM_OP_SORT, &c, dir, &in, 1, &out, &st), GM_OK, "%s", st.msg);
+    cr_assert_geq(progress_lines, 1);
+    struct stat sb;
+    stat(in, &sb);
+    char want[128];
+    snprintf(want, sizeof want, "progress: read %.1f MB of %.1f MB (100%%), 3 runs written, 3 merged",
+             (double)sb.st_size / 1e6, (double)sb.st_size / 1e6);
+    cr_assert(strncmp(last_progress, want, strlen(want)) == 0, "%s", last_progress);
+    free(out);
+    free(v);
+    rm_rf(dir);
+    free(dir);
+    free(in);
 }
