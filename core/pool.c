@@ -72,10 +72,27 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A child of fork has none of the workers: it starts its own on first need. */
+static void forget_workers(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.nworkers = 0;
+    pool.job = NULL;
+    pool.pending = 0;
+    pool.busy = 0;
+}
+
 /* Starts workers until there are want of them (or no more can be started). Called
  * with the lock held. */
 static void grow(int want)
 {
+    static int registered;
+    if (!registered) {
+        registered = 1;
+        pthread_atfork(NULL, NULL, forget_workers);
+    }
     if (want > MAX_WORKERS)
         want = MAX_WORKERS;
     pthread_attr_t attr;
