@@ -820,14 +820,26 @@ int gm_input_parse_block(gm_input *in, const gm_block *b, const gm_parse_opts *o
         return gm_fail(st, GM_ENOMEM, "out of memory parsing %s", in->shown);
     if (lines == 0)
         return GM_OK;
-    if (kb && lines > in->stage_cap) {
-        int32_t *p = gm_buf_resize(in->stage, (size_t)lines * sizeof *p, "parsing", st);
-        if (!p)
-            return GM_ENOMEM;
-        in->stage = p;
-        in->stage_cap = lines;
+    /* An int32 key buffer takes the keys straight into its free tail (line-indexed,
+     * closed up below); an int64 one through the staging area. */
+    int32_t *dest = NULL;
+    int direct = kb && (kb->width != GM_I64);
+    if (direct) {
+        int rc = gm_keybuf_reserve(kb, lines, GM_I32, st);
+        if (rc)
+            return rc;
+        dest = (int32_t *)kb->data + kb->n;
+    } else if (kb) {
+        if (lines > in->stage_cap) {
+            int32_t *p = gm_buf_resize(in->stage, (size_t)lines * sizeof *p, "parsing", st);
+            if (!p)
+                return GM_ENOMEM;
+            in->stage = p;
+            in->stage_cap = lines;
+        }
+        dest = in->stage;
     }
-    struct parse_job job = { in, o, b->text, b->text + b->len, kb ? in->stage : NULL };
+    struct parse_job job = { in, o, b->text, b->text + b->len, dest };
     gm_task_fn parse = parse_chunk;
 #ifdef GM_X86_SIMD
     if (!force_scalar && __builtin_cpu_supports("sse4.1"))
@@ -863,6 +875,25 @@ int gm_input_parse_block(gm_input *in, const gm_block *b, const gm_parse_opts *o
         return GM_OK;
 
     /* Gather: the keys without the gaps of blank lines, onto the end of kb. */
+    if (direct && !wide) { /* close the gaps, moving left chunk by chunk */
+        for (int c = 0; c < in->nchunks; c++) {
+            const struct gm_chunk *ch = &in->chunks[c];
+            if (ch->key0 != ch->line0 && ch->n > 0)
+                memmove(dest + ch->key0, dest + ch->line0, (size_t)ch->n * sizeof *dest);
+        }
+        kb->n += nkeys;
+        return GM_OK;
+    }
+    if (direct) { /* a wide key: the int32 keys go to the staging area first */
+        if (lines > in->stage_cap) {
+            int32_t *p = gm_buf_resize(in->stage, (size_t)lines * sizeof *p, "parsing", st);
+            if (!p)
+                return GM_ENOMEM;
+            in->stage = p;
+            in->stage_cap = lines;
+        }
+        memcpy(in->stage, dest, (size_t)lines * sizeof *dest);
+    }
     int rc = gm_keybuf_reserve(kb, nkeys, wide ? GM_I64 : GM_I32, st);
     if (rc)
         return rc;

@@ -1,12 +1,13 @@
 /*
  * output.c - parallel formatter and writer, atomic -o (see output.h).
  *
- * The keys are cut into blocks; threads take blocks in order, format each into a
- * buffer of its own (two digits per step from a 200-byte table, written backwards
- * from the digit count), and whichever thread finds the next block due writes it and
- * every finished block after it: formatting and writing overlap, output stays in
- * order, and formatting runs at most a few blocks ahead of the writer, reusing the
- * written blocks' buffers, so memory stays small whatever the output's size.
+ * The keys of each chunk are cut into blocks; threads take blocks in order and
+ * format each into a buffer from a small pool (two digits per step from a 200-byte
+ * table, written backwards from the digit count); finished blocks join a queue in
+ * output order, and the writer's own thread writes them and hands the buffers
+ * back. Formatting runs at most a few blocks ahead of the queue, so memory stays
+ * small whatever the output's size, and the writing of one chunk overlaps the
+ * reading, parsing and merging of the next.
  * A signal that stops the run removes the temporary file of -o.
  */
 #define _GNU_SOURCE
@@ -126,30 +127,109 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-enum { BLOCK_KEYS = 1 << 16 };
+enum { BLOCK_KEYS = 1 << 16, BLOCK_BYTES = BLOCK_KEYS * 21 };
 
-struct write_job {
+/* The writer's thread and its pool of block buffers, kept from chunk to chunk.
+ * Formatted blocks wait in a queue in output order; the thread writes them and
+ * returns their buffers to the pool. */
+struct gm_wq {
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;  /* the queue, the pool or err changed */
+    int fd;
+    int nbufs;
+    char **pool;             /* free buffers */
+    int nfree;
+    struct queued { char *buf; size_t len; } *queue; /* a ring of nbufs */
+    int qhead, qlen;
+    int stop;
+    int err;                 /* first write errno */
+    double write_time;
+    int64_t bytes;
+};
+
+static void *writer_main(void *arg)
+{
+    struct gm_wq *q = arg;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (q->qlen == 0 && !q->stop)
+            pthread_cond_wait(&q->changed, &q->lock);
+        if (q->qlen == 0)
+            break;
+        struct queued item = q->queue[q->qhead];
+        q->qhead = (q->qhead + 1) % q->nbufs;
+        q->qlen--;
+        int failed = q->err;
+        pthread_mutex_unlock(&q->lock);
+        int e = 0;
+        double w0 = gm_now();
+        if (!failed)
+            e = write_all(q->fd, item.buf, item.len);
+        double w1 = gm_now();
+        pthread_mutex_lock(&q->lock);
+        q->write_time += w1 - w0;
+        if (e && !q->err)
+            q->err = e;
+        if (!failed && !e)
+            q->bytes += (int64_t)item.len;
+        q->pool[q->nfree++] = item.buf;
+        pthread_cond_broadcast(&q->changed);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+static void wq_free(struct gm_wq *q)
+{
+    for (int i = 0; i < q->nfree; i++)
+        free(q->pool[i]);
+    free(q->pool);
+    free(q->queue);
+    pthread_cond_destroy(&q->changed);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+static struct gm_wq *wq_start(int fd, int nbufs)
+{
+    struct gm_wq *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->changed, NULL);
+    q->fd = fd;
+    q->nbufs = nbufs;
+    q->pool = calloc((size_t)nbufs, sizeof *q->pool);
+    q->queue = calloc((size_t)nbufs, sizeof *q->queue);
+    int ok = q->pool && q->queue;
+    for (int i = 0; ok && i < nbufs; i++) {
+        q->pool[i] = malloc(BLOCK_BYTES);
+        ok = q->pool[i] != NULL;
+        q->nfree += ok;
+    }
+    if (!ok || gm_thread_start(&q->tid, writer_main, q) != 0) {
+        wq_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* One chunk being formatted. */
+struct format_job {
+    struct gm_wq *q;
     const gm_keys *keys;
     int unique;
     const int64_t *before; /* the key written just before this chunk, or NULL */
-    int fd;
     int nblocks;
-    size_t block_bytes;
-    int window;         /* blocks formatted ahead of the writer, at most */
-    int next_block;     /* next block to format (atomic) */
-    pthread_mutex_t lock;
-    pthread_cond_t advanced; /* next_write moved or err was set */
-    /* under lock: */
-    char **buf;         /* formatted blocks waiting to be written */
+    int window;            /* blocks formatted ahead of the queue, at most */
+    int next_block;        /* next block to format (atomic) */
+    /* under q->lock: */
+    char **buf;
     size_t *len;
     unsigned char *ready;
-    char **spare;       /* written buffers, for reuse */
-    int nspare;
-    int next_write;     /* first block not yet written */
-    int writing;        /* a thread is writing */
-    int err;            /* first write errno, or ENOMEM */
-    double format_cpu, write_time;
-    int64_t bytes;      /* written */
+    int next_queue;        /* first block not yet queued */
+    double format_cpu;
 };
 
 static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
@@ -182,70 +262,43 @@ static size_t format_block(const gm_keys *keys, int unique, const int64_t *befor
     return (size_t)(p - out);
 }
 
-/* Called with the lock held by the thread that took the writing role: writes every
- * formatted block that is due, releasing the lock around each write. */
-static void write_due_blocks(struct write_job *job)
-{
-    while (job->next_write < job->nblocks && job->ready[job->next_write] && !job->err) {
-        int w = job->next_write;
-        pthread_mutex_unlock(&job->lock);
-        double w0 = gm_now();
-        int e = write_all(job->fd, job->buf[w], job->len[w]);
-        double w1 = gm_now();
-        pthread_mutex_lock(&job->lock);
-        job->write_time += w1 - w0;
-        job->bytes += (int64_t)job->len[w];
-        job->spare[job->nspare++] = job->buf[w];
-        job->buf[w] = NULL;
-        if (e)
-            job->err = e;
-        job->next_write++;
-        pthread_cond_broadcast(&job->advanced);
-    }
-}
-
-static void write_worker(void *ctx, int task)
+static void format_worker(void *ctx, int task)
 {
     (void)task;
-    struct write_job *job = ctx;
+    struct format_job *job = ctx;
+    struct gm_wq *q = job->q;
     for (;;) {
         int b = __atomic_fetch_add(&job->next_block, 1, __ATOMIC_RELAXED);
         if (b >= job->nblocks)
             return;
-        pthread_mutex_lock(&job->lock);
-        while (b >= job->next_write + job->window && !job->err)
-            pthread_cond_wait(&job->advanced, &job->lock);
-        char *buf = job->nspare ? job->spare[--job->nspare] : NULL;
-        int failed = job->err;
-        pthread_mutex_unlock(&job->lock);
-        if (failed) {
-            free(buf);
+        pthread_mutex_lock(&q->lock);
+        while ((b >= job->next_queue + job->window || q->nfree == 0) && !q->err)
+            pthread_cond_wait(&q->changed, &q->lock);
+        if (q->err) {
+            pthread_mutex_unlock(&q->lock);
             return;
         }
+        char *buf = q->pool[--q->nfree];
+        pthread_mutex_unlock(&q->lock);
 
         int64_t lo = (int64_t)b * BLOCK_KEYS;
         int64_t hi = lo + BLOCK_KEYS < job->keys->n ? lo + BLOCK_KEYS : job->keys->n;
         double t0 = gm_now();
-        if (!buf)
-            buf = malloc(job->block_bytes);
-        size_t len = buf ? format_block(job->keys, job->unique, job->before, lo, hi, buf) : 0;
+        size_t len = format_block(job->keys, job->unique, job->before, lo, hi, buf);
         double t1 = gm_now();
 
-        pthread_mutex_lock(&job->lock);
+        pthread_mutex_lock(&q->lock);
         job->format_cpu += t1 - t0;
         job->buf[b] = buf;
         job->len[b] = len;
         job->ready[b] = 1;
-        if (!buf) {
-            job->err = ENOMEM;
-            pthread_cond_broadcast(&job->advanced);
+        while (job->next_queue < job->nblocks && job->ready[job->next_queue]) {
+            int w = job->next_queue++;
+            q->queue[(q->qhead + q->qlen) % q->nbufs] = (struct queued){ job->buf[w], job->len[w] };
+            q->qlen++;
         }
-        if (!job->writing) {
-            job->writing = 1;
-            write_due_blocks(job);
-            job->writing = 0;
-        }
-        pthread_mutex_unlock(&job->lock);
+        pthread_cond_broadcast(&q->changed);
+        pthread_mutex_unlock(&q->lock);
     }
 }
 
@@ -258,14 +311,25 @@ void gm_writer_init(gm_writer *w, const gm_output *out, int unique, int nthreads
     w->nthreads = nthreads;
 }
 
+static int writer_error(gm_writer *w, int err, gm_status *st)
+{
+    if (err == EPIPE)
+        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", w->shown, strerror(EPIPE));
+    if (err == ENOMEM)
+        return gm_fail(st, GM_ENOMEM, "out of memory formatting the output");
+    return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(err));
+}
+
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st)
 {
     gm_writer w;
     gm_writer_init(&w, out, unique, nthreads);
     int rc = gm_writer_put(&w, keys, st);
+    gm_status ignored;
+    int frc = gm_writer_finish(&w, rc ? &ignored : st);
     *stats = w.stats;
-    return rc;
+    return rc ? rc : frc;
 }
 
 int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
@@ -273,51 +337,62 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     if (keys->n == 0)
         return GM_OK;
     int nthreads = w->nthreads;
-    struct write_job job;
+    int window = 2 * nthreads + 2;
+    if (!w->q) {
+        w->q = wq_start(w->fd, window + 2);
+        if (!w->q)
+            return writer_error(w, ENOMEM, st);
+    }
+    struct gm_wq *q = w->q;
+    struct format_job job;
     memset(&job, 0, sizeof job);
+    job.q = q;
     job.keys = keys;
     job.unique = w->unique;
     job.before = w->have_last ? &w->last : NULL;
-    job.fd = w->fd;
     job.nblocks = (int)((keys->n + BLOCK_KEYS - 1) / BLOCK_KEYS);
-    job.block_bytes = (size_t)BLOCK_KEYS * (keys->width == GM_I32 ? 12 : 21);
-    job.window = 2 * nthreads + 2;
+    job.window = window;
     job.buf = calloc((size_t)job.nblocks, sizeof *job.buf);
     job.len = calloc((size_t)job.nblocks, sizeof *job.len);
     job.ready = calloc((size_t)job.nblocks, 1);
-    job.spare = calloc((size_t)job.nblocks, sizeof *job.spare);
-    if (job.buf && job.len && job.ready && job.spare) {
-        pthread_mutex_init(&job.lock, NULL);
-        pthread_cond_init(&job.advanced, NULL);
-        /* One task per thread: each loops over blocks itself. */
-        gm_parallel_for(nthreads, nthreads, write_worker, &job);
-        pthread_cond_destroy(&job.advanced);
-        pthread_mutex_destroy(&job.lock);
-    } else {
-        job.err = ENOMEM;
-    }
-    for (int b = 0; job.buf && b < job.nblocks; b++)
-        free(job.buf[b]);
-    for (int s = 0; s < job.nspare; s++)
-        free(job.spare[s]);
+    int err = 0;
+    if (job.buf && job.len && job.ready)
+        gm_parallel_for(nthreads, nthreads, format_worker, &job); /* each loops over blocks */
+    else
+        err = ENOMEM;
     free(job.buf);
     free(job.len);
     free(job.ready);
-    free(job.spare);
     w->stats.format_cpu += job.format_cpu;
-    w->stats.write += job.write_time;
-    if (job.err == EPIPE)
-        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", w->shown, strerror(EPIPE));
-    if (job.err == ENOMEM)
-        return gm_fail(st, GM_ENOMEM, "out of memory formatting the output");
-    if (job.err)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(job.err));
-    w->bytes += job.bytes;
+    pthread_mutex_lock(&q->lock);
+    if (!err)
+        err = q->err;
+    pthread_mutex_unlock(&q->lock);
+    if (err)
+        return writer_error(w, err, st);
     w->keys += keys->n;
     w->last = keys->width == GM_I32 ? ((const int32_t *)keys->data)[keys->n - 1]
                                     : ((const int64_t *)keys->data)[keys->n - 1];
     w->have_last = 1;
     return GM_OK;
+}
+
+int gm_writer_finish(gm_writer *w, gm_status *st)
+{
+    struct gm_wq *q = w->q;
+    if (!q)
+        return GM_OK;
+    pthread_mutex_lock(&q->lock);
+    q->stop = 1;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+    pthread_join(q->tid, NULL);
+    int err = q->err;
+    w->stats.write += q->write_time;
+    w->bytes += q->bytes;
+    wq_free(q);
+    w->q = NULL;
+    return err ? writer_error(w, err, st) : GM_OK;
 }
 
 /* ------------------------------------------------------------------ -o */

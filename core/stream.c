@@ -714,6 +714,10 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     for (int i = 0; i < nnames; i++)
         input_close(&s, i);
     if (have_out) {
+        gm_status ignored;
+        int frc = gm_writer_finish(&w, rc ? &ignored : st);
+        if (!rc)
+            rc = frc;
         if (!rc) {
             double a = gm_now();
             rc = gm_output_commit(&out, st);
