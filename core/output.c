@@ -183,7 +183,7 @@ static void *writer_main(void *arg)
 static void wq_free(struct gm_wq *q)
 {
     for (int i = 0; i < q->nfree; i++)
-        free(q->pool[i]);
+        gm_buf_free(q->pool[i]);
     free(q->pool);
     free(q->queue);
     pthread_cond_destroy(&q->changed);
@@ -204,7 +204,7 @@ static struct gm_wq *wq_start(int fd, int nbufs)
     q->queue = calloc((size_t)nbufs, sizeof *q->queue);
     int ok = q->pool && q->queue;
     for (int i = 0; ok && i < nbufs; i++) {
-        q->pool[i] = malloc(BLOCK_BYTES);
+        q->pool[i] = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
         ok = q->pool[i] != NULL;
         q->nfree += ok;
     }

@@ -496,6 +496,9 @@ static int sort_op(struct stream *s, gm_status *st)
     size_t block = sort_block(s->budget);
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
+    /* A chunk the GPU sorts must also fit in its memory. */
+    int64_t device_cap[2] = { gm_engine_max_chunk(s->cfg, GM_I32),
+                              gm_engine_max_chunk(s->cfg, GM_I64) };
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
@@ -505,6 +508,9 @@ static int sort_op(struct stream *s, gm_status *st)
             s->stats->parse += gm_now() - a;
             s->stats->keys += kb.n - before;
             int64_t chunk = gm_sort_chunk_keys(s->budget, kb.width);
+            int64_t device = device_cap[kb.width == GM_I64];
+            if (device > 0 && device < chunk)
+                chunk = device;
             while (!rc && (kb.n > chunk || (kb.n == chunk && !s->ins[i].eof)))
                 rc = spill(s, &kb, chunk, &scratch, &scratch_bytes, &runs, &nruns, &cap, st);
             progress(s, 0);
