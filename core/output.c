@@ -8,7 +8,8 @@
  * back. Formatting runs at most a few blocks ahead of the queue, so memory stays
  * small whatever the output's size, and the writing of one chunk overlaps the
  * reading, parsing and merging of the next.
- * A signal that stops the run removes the temporary file of -o.
+ * A signal that stops the run removes the temporary file of -o (it is registered
+ * with core/cleanup.h, like the external sort's runs).
  */
 #define _GNU_SOURCE
 #include "output.h"
@@ -17,13 +18,13 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------ format */
@@ -397,32 +398,6 @@ int gm_writer_finish(gm_writer *w, gm_status *st)
 
 /* ------------------------------------------------------------------ -o */
 
-/* The temporary file a fatal signal must not leave behind. */
-static char *volatile pending_tmp;
-
-static void on_fatal_signal(int sig)
-{
-    char *tmp = pending_tmp;
-    if (tmp)
-        unlink(tmp);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void guard_tmp(char *tmp)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-    pending_tmp = tmp;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = tmp ? on_fatal_signal : SIG_DFL;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue; /* leave ignored signals ignored */
-        sigaction(sigs[i], &sa, NULL);
-    }
-}
-
 int gm_output_open(gm_output *out, const char *path, gm_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -477,7 +452,11 @@ int gm_output_open(gm_output *out, const char *path, gm_status *st)
     fchmod(out->fd, mode);
     out->final = final;
     out->tmp = tmp;
-    guard_tmp(tmp);
+    /* A signal removes it with the other temporary files (cleanup.h). */
+    if (gm_temp_register(tmp, st) != GM_OK) {
+        gm_output_abort(out);
+        return st->code;
+    }
     return GM_OK;
 }
 
@@ -498,7 +477,7 @@ int gm_output_commit(gm_output *out, gm_status *st)
             gm_output_abort(out);
             return gm_fail(st, GM_EIO, "cannot create: %s: %s", out->shown, strerror(err));
         }
-        guard_tmp(NULL);
+        gm_temp_forget(out->tmp);
         free(out->tmp);
         out->tmp = NULL;
     }
@@ -513,8 +492,7 @@ void gm_output_abort(gm_output *out)
         close(out->fd);
     out->fd = -1;
     if (out->tmp) {
-        unlink(out->tmp);
-        guard_tmp(NULL);
+        gm_temp_remove(out->tmp);
         free(out->tmp);
         out->tmp = NULL;
     }

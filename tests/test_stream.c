@@ -279,8 +279,9 @@ Test(stream, temporary_files_removed_after_an_error, .timeout = 60)
 /* A child sorts a pipe with a tiny budget; once runs exist the parent signals it. */
 static void killed_while_spilling(int sig)
 {
-    char *dir = scratch_dir(), *tmp = path_in(dir, "tmp");
+    char *dir = scratch_dir(), *tmp = path_in(dir, "tmp"), *out = path_in(dir, "out");
     mkdir(tmp, 0700);
+    write_text(out, "precious\n");
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
     pid_t pid = fork();
@@ -288,12 +289,11 @@ static void killed_while_spilling(int sig)
     if (pid == 0) {
         close(fds[1]);
         dup2(fds[0], STDIN_FILENO);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDOUT_FILENO);
         gm_config c = config();
         c.verbose = 0;
         c.buffer_size = 64 << 10;
         c.tmpdir = tmp;
+        c.output = out;
         gm_status st;
         _exit(gm_run(GM_OP_SORT, &c, NULL, 0, &st));
     }
@@ -314,6 +314,11 @@ static void killed_while_spilling(int sig)
     close(fds[1]);
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig, "status %d", status);
     cr_assert_eq(entries(tmp), 0, "temporary files left behind after signal %d", sig);
+    cr_assert_eq(entries(dir), 2, "the -o temporary file is left behind");
+    char *text = read_file(out, NULL);
+    cr_assert_str_eq(text, "precious\n");
+    free(text);
+    free(out);
     rm_rf(dir);
     free(dir);
     free(tmp);
