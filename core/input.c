@@ -159,6 +159,7 @@ struct gm_reader {
     int cur;       /* slot held by the consumer, or -1 */
     int next;      /* slot the consumer takes next */
     int stop;
+    int ended;     /* the last block has been handed out */
     int regular;
     int64_t start, size;
     gm_status st;
@@ -341,6 +342,12 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
             return rc;
     }
     struct gm_reader *rd = in->rd;
+    if (rd->ended) { /* after the last block: empty ones */
+        b->text = rd->s[0].buf;
+        b->len = 0;
+        b->eof = 1;
+        return GM_OK;
+    }
     double t0 = gm_now();
     pthread_mutex_lock(&rd->lock);
     if (rd->cur >= 0) {
@@ -362,6 +369,7 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
     b->text = s->buf;
     b->len = s->len;
     b->eof = s->eof;
+    rd->ended = s->eof;
     in->bytes += (int64_t)s->len;
     return GM_OK;
 }
