@@ -751,3 +751,43 @@ Test(stream, progress_lines_only_when_asked)
     free(dir);
     free(in);
 }
+
+/* Two inputs (merged straight from their buffers), both widths, both orders,
+ * duplicates across rounds, with blocks small enough for many rounds. */
+Test(stream, merge_two_inputs_in_rounds, .timeout = 60)
+{
+    gm_input_test_block_size(2048);
+    char *dir = scratch_dir(), *names[2] = { path_in(dir, "a"), path_in(dir, "b") };
+    for (int wide = 0; wide < 2; wide++) {
+        for (int reverse = 0; reverse < 2; reverse++) {
+            for (int unique = 0; unique < 2; unique++) {
+                int64_t n[2] = { 20000, 7000 }, *all = malloc(27000 * sizeof *all), at = 0;
+                for (int f = 0; f < 2; f++) {
+                    int64_t *v = keys_of(DUPLICATES, n[f], (uint64_t)(f + 4 * wide));
+                    for (int64_t i = 0; i < n[f]; i++)
+                        v[i] = v[i] * (wide ? 4000000000LL : 1000) + (f ? 1 : 0);
+                    ref_sort_i64(v, n[f], reverse ? -1 : 1);
+                    write_keys(names[f], v, n[f]);
+                    memcpy(all + at, v, (size_t)n[f] * sizeof *v);
+                    at += n[f];
+                    free(v);
+                }
+                gm_config c = config();
+                c.reverse = reverse;
+                c.unique = unique;
+                char *out;
+                gm_status st;
+                cr_assert_eq(run_op(GM_OP_MERGE, &c, dir, names, 2, &out, &st), GM_OK, "%s", st.msg);
+                char *want = expected(all, at, reverse ? -1 : 1, unique);
+                cr_assert(strcmp(out, want) == 0, "wide %d reverse %d unique %d", wide, reverse, unique);
+                free(want);
+                free(out);
+                free(all);
+            }
+        }
+    }
+    free(names[0]);
+    free(names[1]);
+    rm_rf(dir);
+    free(dir);
+}
