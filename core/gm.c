@@ -55,7 +55,7 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
 
 /* Under a memory limit every malloc arena a thread creates reserves 64 MB of
  * address space; one arena keeps ulimit -v for the data. */
-static void fit_limits(void)
+static void tune_malloc(void)
 {
     struct rlimit rl;
     if ((getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) ||
@@ -73,7 +73,7 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
     int rc = gm_cleanup_install(st);
     if (rc)
         return rc;
-    fit_limits();
+    tune_malloc();
     if (c != GM_OP_CHECK && cfg->device == GM_DEVICE_GPU) {
         /* Fail before reading gigabytes if the GPU cannot be used at all. */
         gm_gpu_info info;

@@ -61,7 +61,7 @@ static size_t forced_block;
 void gm_input_test_scalar(int on) { force_scalar = on; }
 void gm_input_test_block_size(size_t bytes) { forced_block = bytes; }
 
-enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20 };
+enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 1 << 20 };
 
 /* ------------------------------------------------------------------ keys */
 
@@ -160,8 +160,9 @@ struct gm_reader {
     int next;      /* slot the consumer takes next */
     int stop;
     int ended;     /* the last block has been handed out */
-    int regular;
+    int regular;   /* a regular file: read in the caller by parallel preads */
     int64_t start, size;
+    int64_t total; /* bytes read so far */
     gm_status st;
 };
 
@@ -197,6 +198,48 @@ static ssize_t cancellable_read(int fd, void *buf, size_t len)
     return got;
 }
 
+/* Reads len bytes at off into buf with preads on the pool's threads, a piece
+ * each. */
+struct pread_job {
+    int fd;
+    char *buf;
+    int64_t off;
+    size_t len;
+    int pieces;
+    int err;      /* an errno, or -1 for a file that ended early */
+};
+
+static void pread_piece(void *ctx, int i)
+{
+    struct pread_job *job = ctx;
+    size_t lo = job->len * (size_t)i / (size_t)job->pieces;
+    size_t hi = job->len * (size_t)(i + 1) / (size_t)job->pieces;
+    while (lo < hi) {
+        ssize_t got = pread(job->fd, job->buf + lo, hi - lo, job->off + (int64_t)lo);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            job->err = got < 0 ? errno : -1;
+            return;
+        }
+        lo += (size_t)got;
+    }
+}
+
+static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
+{
+    struct pread_job job = { rd->in->fd, buf, rd->start + rd->total, len, 1, 0 };
+    job.pieces = (int)(len / PREAD_PIECE) + 1;
+    if (job.pieces > gm_cpu_count())
+        job.pieces = gm_cpu_count();
+    gm_parallel_for(job.pieces, job.pieces, pread_piece, &job);
+    if (job.err > 0)
+        return gm_fail(&rd->st, GM_EIO, "cannot read: %s: %s", rd->in->shown, strerror(job.err));
+    if (job.err < 0)
+        return gm_fail(&rd->st, GM_EIO, "%s: file changed while reading", rd->in->shown);
+    return 0;
+}
+
 /* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
  * an error code with rd->st set. */
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
@@ -217,7 +260,21 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
     size_t scanned = have; /* no newline in [0, scanned) */
     int eof = 0;
     for (;;) {
-        while (have < s->cap && !eof) {
+        while (have < s->cap && !eof && rd->regular) {
+            size_t want = s->cap - have;
+            if ((int64_t)want > rd->size - rd->start - rd->total)
+                want = (size_t)(rd->size - rd->start - rd->total);
+            if (want == 0) {
+                eof = 1;
+                break;
+            }
+            int err = pread_parallel(rd, s->buf + have, want);
+            if (err)
+                return err;
+            have += want;
+            rd->total += (int64_t)want;
+        }
+        while (have < s->cap && !eof && !rd->regular) {
             ssize_t got = cancellable_read(in->fd, s->buf + have, s->cap - have);
             if (got < 0) {
                 if (errno == EINTR)
@@ -254,6 +311,8 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
         struct stat sb;
         if (fstat(in->fd, &sb) != 0 || (int64_t)sb.st_size != rd->size)
             return gm_fail(&rd->st, GM_EIO, "%s: file changed while reading", in->shown);
+        /* Leave the offset where read(2) would have (a shared standard input). */
+        lseek(in->fd, rd->start + rd->total, SEEK_SET);
     }
     return 0;
 }
@@ -264,7 +323,6 @@ static void *reader_main(void *arg)
     int old;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     const struct slot *prev = NULL;
-    int64_t read_total = 0;
     for (int j = 0;; j ^= 1) {
         struct slot *s = &rd->s[j];
         pthread_mutex_lock(&rd->lock);
@@ -275,11 +333,6 @@ static void *reader_main(void *arg)
         if (stop)
             return NULL;
         int err = fill(rd, s, prev);
-        if (!err && rd->regular) {
-            read_total += (int64_t)(s->len + s->carry) - (int64_t)(prev ? prev->carry : 0);
-            if (s->eof && rd->start + read_total != rd->size)
-                err = gm_fail(&rd->st, GM_EIO, "%s: file changed while reading", rd->in->shown);
-        }
         pthread_mutex_lock(&rd->lock);
         s->err = err;
         s->full = 1;
@@ -321,10 +374,13 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
     struct stat sb;
     if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
         off_t at = lseek(in->fd, 0, SEEK_CUR);
-        rd->regular = at >= 0;
-        rd->start = at;
-        rd->size = (int64_t)sb.st_size;
-        in->size = rd->size > at ? rd->size - at : 0;
+        if (at >= 0) {
+            rd->regular = 1;
+            rd->start = at;
+            rd->size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size : at;
+            in->size = rd->size - at;
+            return GM_OK; /* read in gm_input_next, no thread */
+        }
     } else if (S_ISFIFO(sb.st_mode) && fcntl(in->fd, F_GETPIPE_SZ) < PIPE_BYTES) {
         fcntl(in->fd, F_SETPIPE_SZ, PIPE_BYTES); /* refused above pipe-max-size: fine */
     }
@@ -349,6 +405,23 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
         return GM_OK;
     }
     double t0 = gm_now();
+    if (rd->regular) { /* fill the other slot here; the current one holds the carry */
+        struct slot *s = &rd->s[rd->next];
+        int err = fill(rd, s, rd->cur >= 0 ? &rd->s[rd->cur] : NULL);
+        in->wait += gm_now() - t0;
+        if (err) {
+            *st = rd->st;
+            return err;
+        }
+        rd->cur = rd->next;
+        rd->next ^= 1;
+        b->text = s->buf;
+        b->len = s->len;
+        b->eof = s->eof;
+        rd->ended = s->eof;
+        in->bytes += (int64_t)s->len;
+        return GM_OK;
+    }
     pthread_mutex_lock(&rd->lock);
     if (rd->cur >= 0) {
         rd->s[rd->cur].full = 0;

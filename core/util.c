@@ -146,23 +146,62 @@ void *gm_alloc(size_t bytes, gm_status *st)
     return p;
 }
 
+/* Chunk buffers are mappings of their own, with a 64-byte header holding the
+ * mapping's size: a growing buffer is moved by mremap, never copied, and a large
+ * one asks for 2 MiB pages on the whole mapping (one fault where there would be
+ * 512, where transparent huge pages are on request only, as is common; advising
+ * a part would split the mapping and stop mremap). */
+enum { BUF_HEADER = 64 };
+
+static size_t buf_map_size(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + BUF_HEADER + page - 1) / page * page;
+}
+
+static void *buf_ready(char *base, size_t map)
+{
+    if (map >= (8u << 20))
+        madvise(base, map, MADV_HUGEPAGE);
+    memcpy(base, &map, sizeof map);
+    return base + BUF_HEADER;
+}
+
 void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st)
 {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
+    size_t map = buf_map_size(bytes);
+    void *base = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
         gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
-    return p;
+        return NULL;
+    }
+    return buf_ready(base, map);
 }
 
 void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st)
 {
-    void *q = realloc(p, bytes ? bytes : 1);
-    if (!q)
+    if (!p)
+        return gm_buf_alloc(bytes, what, st);
+    char *base = (char *)p - BUF_HEADER;
+    size_t old;
+    memcpy(&old, base, sizeof old);
+    size_t map = buf_map_size(bytes);
+    if (map == old)
+        return p;
+    void *moved = mremap(base, old, map, MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED) {
         gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
-    return q;
+        return NULL;
+    }
+    return buf_ready(moved, map);
 }
 
 void gm_buf_free(void *p)
 {
-    free(p);
+    if (!p)
+        return;
+    char *base = (char *)p - BUF_HEADER;
+    size_t map;
+    memcpy(&map, base, sizeof map);
+    munmap(base, map);
 }
