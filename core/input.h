@@ -3,13 +3,16 @@
  * each block into keys: one integer per line, on all cores.
  *
  * Stage 1, read: every input (regular file, pipe, terminal, standard input) is
- * read from its current offset with large read(2)s by a reader thread of its own,
- * into one of two block buffers, while the consumer parses the other: reading
- * overlaps parsing. A block holds whole lines; the partial line at its end is
- * carried to the front of the next block, and a line longer than a block grows
- * the buffer. Pipes get a larger pipe buffer where the system allows. A regular
- * file whose size differs at its end from its size at the start is an error
- * ("FILE: file changed while reading"), never a signal: nothing is mapped.
+ * read from its current offset into one of two block buffers. A pipe or a device
+ * is read with large read(2)s by a reader thread of its own, which fills one
+ * buffer while the consumer parses the other (and pipes get a larger pipe buffer
+ * where the system allows); a regular file is read when the block is asked for,
+ * by preads of a megabyte or more on all the pool's threads, and the offset is
+ * left where read(2) would leave it. A block holds whole lines; the partial line
+ * at its end is carried to the front of the next block, and a line longer than a
+ * block grows the buffer. A regular file whose size at its end differs from its
+ * size at the start, or that ends early, is an error ("FILE: file changed while
+ * reading"), never a signal: nothing is mapped.
  *
  * Stage 2, parse (gm_input_parse_block): the block is cut into chunks at line
  * boundaries whose lines are counted first, so every chunk knows its first line
