@@ -6,7 +6,7 @@
 #     another gpumerge binary (the in-memory merge to compare against);
 #   sort of N random lines under ulimit -v $VLIMIT (KB) with no options: gpumerge
 #     against sort -n under the same limit;
-#   cat r | gpumerge sort -  against  gpumerge sort r;
+#   cat r | gpumerge sort -  against  gpumerge sort r (and BASE's sort);
 #   yes 5 | gpumerge merge - | head -n 3  (returns at once).
 # Every output is compared with GNU sort's. Times are medians of REPEAT runs
 # (GNU sort under the limit runs REPEAT_GNU times).
@@ -81,6 +81,10 @@ run "$REPEAT" "ulimit -v $VLIMIT; gpumerge sort r" \
 same ref.sort out.gm "gpumerge sort under ulimit"
 run "$REPEAT" "gpumerge sort r" "$GPUMERGE" sort "$R" -o out.gm
 same ref.sort out.gm "gpumerge sort"
+if [ -n "$BASE" ]; then
+    run "$REPEAT" "base gpumerge sort r (in memory)" "$BASE" sort "$R" -o out.base
+    same ref.sort out.base "base sort"
+fi
 run "$REPEAT" "cat r | gpumerge sort -" bash -c "cat $R | '$GPUMERGE' sort - -o out.gm"
 same ref.sort out.gm "gpumerge sort -"
 rm -f ref.sort out.*
