@@ -39,7 +39,7 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
         gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s, kernel %s, %d merge pass%s%s", rep->gpu_name,
                gm_kernel_name(rep->kernel), rep->passes, rep->passes == 1 ? "" : "es",
                rep->deduplicated ? ", -u on the device" : "");
-    gm_say(cfg, GM_MSG_VERBOSE, "time: read %.3f s (waiting for the readers)", s->read);
+    gm_say(cfg, GM_MSG_VERBOSE, "time: read %.3f s (reading files, waiting for pipes)", s->read);
     gm_say(cfg, GM_MSG_VERBOSE, "time: parse %.3f s", s->parse);
     if (gpu)
         gm_say(cfg, GM_MSG_VERBOSE,

@@ -181,6 +181,18 @@ static int64_t upper_bound(const gm_keybuf *kb, int64_t bound, int64_t mask)
     return lo;
 }
 
+/* The read and parse stages for one block of in (keys onto kb), timed apart. */
+static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_keybuf *kb,
+                     gm_status *st)
+{
+    double a = gm_now(), waited = in->wait;
+    int64_t before = kb ? kb->n : 0;
+    int rc = gm_input_read_keys(in, o, kb, st);
+    s->stats->parse += gm_now() - a - (in->wait - waited);
+    s->stats->keys += kb ? kb->n - before : 0;
+    return rc;
+}
+
 /* Reads into src until it holds a key or is at its end. */
 static int refill(struct stream *s, struct source *src, gm_status *st)
 {
@@ -188,11 +200,7 @@ static int refill(struct stream *s, struct source *src, gm_status *st)
     while (src->kb.n == 0 && !src->eof) {
         int rc;
         if (src->in) {
-            double a = gm_now();
-            int64_t before = src->kb.n;
-            rc = gm_input_read_keys(src->in, &o, &src->kb, st);
-            s->stats->parse += gm_now() - a;
-            s->stats->keys += src->kb.n - before;
+            rc = read_keys(s, src->in, &o, &src->kb, st);
             if (rc == GM_DISORDER) /* an unsorted merge input is an error, not a finding */
                 rc = st->code = GM_EINPUT;
             src->eof = src->in->eof;
@@ -524,11 +532,7 @@ static int sort_op(struct stream *s, gm_status *st)
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
-            double a = gm_now();
-            int64_t before = kb.n;
-            rc = gm_input_read_keys(&s->ins[i], &o, &kb, st);
-            s->stats->parse += gm_now() - a;
-            s->stats->keys += kb.n - before;
+            rc = read_keys(s, &s->ins[i], &o, &kb, st);
             int64_t chunk = gm_sort_chunk_keys(s->budget, kb.width);
             int64_t device = device_cap[kb.width == GM_I64];
             if (device > 0 && device < chunk)
@@ -586,9 +590,7 @@ static int check_op(struct stream *s, gm_status *st)
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, sort_block(s->budget), st);
         while (!rc && !s->ins[i].eof) {
-            double a = gm_now();
-            rc = gm_input_read_keys(&s->ins[i], &o, NULL, st);
-            s->stats->parse += gm_now() - a;
+            rc = read_keys(s, &s->ins[i], &o, NULL, st);
             progress(s, 0);
         }
         input_close(s, i);
