@@ -629,7 +629,7 @@ static int parse_blocks(const char *path, size_t block, int ordered, gm_keybuf *
     return rc;
 }
 
-Test(stream, block_boundaries_mid_line_and_crlf)
+Test(stream, block_boundaries_mid_line_and_crlf, .timeout = 60)
 {
     char *dir = scratch_dir(), *f = path_in(dir, "f");
     rng r;
@@ -649,15 +649,40 @@ Test(stream, block_boundaries_mid_line_and_crlf)
     cr_assert_eq(parse_blocks(f, 0, 0, &ref, &st, &blocks), GM_OK, "%s", st.msg);
     cr_assert_eq(blocks, 1);
     size_t sizes[] = { 16, 17, 64, 100, 1000, 4096 };
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        cr_assert_eq(parse_blocks(f, sizes[s], 0, &got, &st, &blocks), GM_OK, "%s", st.msg);
-        cr_assert_gt(blocks, 1);
-        cr_assert_eq(got.n, ref.n, "block %zu", sizes[s]);
-        cr_assert_eq(got.width, ref.width);
-        for (int64_t i = 0; i < ref.n; i++)
-            cr_assert_eq(gm_keybuf_get(&got, i), gm_keybuf_get(&ref, i), "block %zu key %lld",
-                         sizes[s], (long long)i);
-        gm_keybuf_free(&got);
+    for (int through_pipe = 0; through_pipe < 2; through_pipe++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            /* a file (parallel preads), or a pipe fed in odd pieces (the reader thread) */
+            char path[64];
+            snprintf(path, sizeof path, "%s", f);
+            pid_t pid = -1;
+            int fds[2] = { -1, -1 };
+            if (through_pipe) {
+                cr_assert_eq(pipe(fds), 0);
+                pid = fork();
+                if (pid == 0) {
+                    close(fds[0]);
+                    size_t len = (size_t)(p - text);
+                    for (size_t at = 0, piece = 1; at < len; at += piece, piece = piece * 7 % 5003 + 1)
+                        if (write(fds[1], text + at, at + piece < len ? piece : len - at) < 0)
+                            _exit(1);
+                    _exit(0);
+                }
+                close(fds[1]);
+                snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+            }
+            cr_assert_eq(parse_blocks(path, sizes[s], 0, &got, &st, &blocks), GM_OK, "%s", st.msg);
+            if (through_pipe) {
+                close(fds[0]);
+                waitpid(pid, NULL, 0);
+            }
+            cr_assert_gt(blocks, 1);
+            cr_assert_eq(got.n, ref.n, "block %zu, pipe %d", sizes[s], through_pipe);
+            cr_assert_eq(got.width, ref.width);
+            for (int64_t i = 0; i < ref.n; i++)
+                cr_assert_eq(gm_keybuf_get(&got, i), gm_keybuf_get(&ref, i),
+                             "block %zu pipe %d key %lld", sizes[s], through_pipe, (long long)i);
+            gm_keybuf_free(&got);
+        }
     }
     gm_keybuf_free(&ref);
     free(text);
