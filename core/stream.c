@@ -527,8 +527,8 @@ static int sort_op(struct stream *s, gm_status *st)
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
     /* A chunk the GPU sorts must also fit in its memory. */
-    int64_t device_cap[2] = { gm_engine_max_chunk(s->cfg, GM_I32),
-                              gm_engine_max_chunk(s->cfg, GM_I64) };
+    const int64_t device_cap[2] = { gm_engine_max_chunk(s->cfg, GM_I32),
+                                    gm_engine_max_chunk(s->cfg, GM_I64) };
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
