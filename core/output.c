@@ -2,12 +2,14 @@
  * output.c - parallel formatter and writer, atomic -o (see output.h).
  *
  * The keys of each chunk are cut into blocks; threads take blocks in order and
- * format each into a buffer from a small pool (two digits per step from a 200-byte
- * table, written backwards from the digit count); finished blocks join a queue in
- * output order, and the writer's own thread writes them and hands the buffers
- * back. Formatting runs at most a few blocks ahead of the queue, so memory stays
- * small whatever the output's size, and the writing of one chunk overlaps the
- * reading, parsing and merging of the next.
+ * format each into a buffer from a small pool kept from chunk to chunk (two digits
+ * per step from a 200-byte table, written backwards from the digit count), and
+ * whichever thread finds the next block due writes it and every finished block
+ * after it: formatting and writing overlap, output stays in order, and formatting
+ * runs at most a few blocks ahead of the writer, so memory stays small whatever
+ * the output's size. (A writer thread of its own, overlapping one chunk's writes
+ * with the next chunk's parse, measured slower on two cores: it competes with the
+ * formatting threads and reads the blocks from another core's cache.)
  * A signal that stops the run removes the temporary file of -o (it is registered
  * with core/cleanup.h, like the external sort's runs).
  */
@@ -128,65 +130,34 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-enum { BLOCK_KEYS = 1 << 16, BLOCK_BYTES = BLOCK_KEYS * 21 };
+/* A block is at most BLOCK_BYTES of text: 65536 int32 keys, or 37449 int64 keys
+ * (at most 12 and 21 bytes a line). */
+enum { BLOCK_BYTES = 12 << 16 };
 
-/* The writer's thread and its pool of block buffers, kept from chunk to chunk.
- * Formatted blocks wait in a queue in output order; the thread writes them and
- * returns their buffers to the pool. */
+static int64_t block_keys(gm_width w)
+{
+    return w == GM_I32 ? BLOCK_BYTES / 12 : BLOCK_BYTES / 21;
+}
+
+/* The writer's pool of block buffers, kept from chunk to chunk, and what the
+ * writes came to. */
 struct gm_wq {
-    pthread_t tid;
     pthread_mutex_t lock;
-    pthread_cond_t changed;  /* the queue, the pool or err changed */
+    pthread_cond_t changed;  /* a block was written, a buffer freed, or err set */
     int fd;
     int nbufs;
     char **pool;             /* free buffers */
     int nfree;
-    struct queued { char *buf; size_t len; } *queue; /* a ring of nbufs */
-    int qhead, qlen;
-    int stop;
     int err;                 /* first write errno */
     double write_time;
     int64_t bytes;
 };
-
-static void *writer_main(void *arg)
-{
-    struct gm_wq *q = arg;
-    pthread_mutex_lock(&q->lock);
-    for (;;) {
-        while (q->qlen == 0 && !q->stop)
-            pthread_cond_wait(&q->changed, &q->lock);
-        if (q->qlen == 0)
-            break;
-        struct queued item = q->queue[q->qhead];
-        q->qhead = (q->qhead + 1) % q->nbufs;
-        q->qlen--;
-        int failed = q->err;
-        pthread_mutex_unlock(&q->lock);
-        int e = 0;
-        double w0 = gm_now();
-        if (!failed)
-            e = write_all(q->fd, item.buf, item.len);
-        double w1 = gm_now();
-        pthread_mutex_lock(&q->lock);
-        q->write_time += w1 - w0;
-        if (e && !q->err)
-            q->err = e;
-        if (!failed && !e)
-            q->bytes += (int64_t)item.len;
-        q->pool[q->nfree++] = item.buf;
-        pthread_cond_broadcast(&q->changed);
-    }
-    pthread_mutex_unlock(&q->lock);
-    return NULL;
-}
 
 static void wq_free(struct gm_wq *q)
 {
     for (int i = 0; i < q->nfree; i++)
         gm_buf_free(q->pool[i]);
     free(q->pool);
-    free(q->queue);
     pthread_cond_destroy(&q->changed);
     pthread_mutex_destroy(&q->lock);
     free(q);
@@ -202,14 +173,13 @@ static struct gm_wq *wq_start(int fd, int nbufs)
     q->fd = fd;
     q->nbufs = nbufs;
     q->pool = calloc((size_t)nbufs, sizeof *q->pool);
-    q->queue = calloc((size_t)nbufs, sizeof *q->queue);
-    int ok = q->pool && q->queue;
+    int ok = q->pool != NULL;
     for (int i = 0; ok && i < nbufs; i++) {
         q->pool[i] = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
         ok = q->pool[i] != NULL;
         q->nfree += ok;
     }
-    if (!ok || gm_thread_start(&q->tid, writer_main, q) != 0) {
+    if (!ok) {
         wq_free(q);
         return NULL;
     }
@@ -223,13 +193,14 @@ struct format_job {
     int unique;
     const int64_t *before; /* the key written just before this chunk, or NULL */
     int nblocks;
-    int window;            /* blocks formatted ahead of the queue, at most */
+    int window;            /* blocks formatted ahead of the writer, at most */
     int next_block;        /* next block to format (atomic) */
     /* under q->lock: */
     char **buf;
     size_t *len;
     unsigned char *ready;
-    int next_queue;        /* first block not yet queued */
+    int next_write;        /* first block not yet written */
+    int writing;           /* a thread has the writing role */
     double format_cpu;
 };
 
@@ -273,7 +244,7 @@ static void format_worker(void *ctx, int task)
         if (b >= job->nblocks)
             return;
         pthread_mutex_lock(&q->lock);
-        while ((b >= job->next_queue + job->window || q->nfree == 0) && !q->err)
+        while ((b >= job->next_write + job->window || q->nfree == 0) && !q->err)
             pthread_cond_wait(&q->changed, &q->lock);
         if (q->err) {
             pthread_mutex_unlock(&q->lock);
@@ -282,8 +253,9 @@ static void format_worker(void *ctx, int task)
         char *buf = q->pool[--q->nfree];
         pthread_mutex_unlock(&q->lock);
 
-        int64_t lo = (int64_t)b * BLOCK_KEYS;
-        int64_t hi = lo + BLOCK_KEYS < job->keys->n ? lo + BLOCK_KEYS : job->keys->n;
+        int64_t per = block_keys(job->keys->width);
+        int64_t lo = (int64_t)b * per;
+        int64_t hi = lo + per < job->keys->n ? lo + per : job->keys->n;
         double t0 = gm_now();
         size_t len = format_block(job->keys, job->unique, job->before, lo, hi, buf);
         double t1 = gm_now();
@@ -293,10 +265,24 @@ static void format_worker(void *ctx, int task)
         job->buf[b] = buf;
         job->len[b] = len;
         job->ready[b] = 1;
-        while (job->next_queue < job->nblocks && job->ready[job->next_queue]) {
-            int w = job->next_queue++;
-            q->queue[(q->qhead + q->qlen) % q->nbufs] = (struct queued){ job->buf[w], job->len[w] };
-            q->qlen++;
+        if (!job->writing) {
+            job->writing = 1;
+            while (job->next_write < job->nblocks && job->ready[job->next_write] && !q->err) {
+                int w = job->next_write;
+                pthread_mutex_unlock(&q->lock);
+                double w0 = gm_now();
+                int e = write_all(q->fd, job->buf[w], job->len[w]);
+                double w1 = gm_now();
+                pthread_mutex_lock(&q->lock);
+                q->write_time += w1 - w0;
+                if (e && !q->err)
+                    q->err = e;
+                q->bytes += (int64_t)job->len[w];
+                q->pool[q->nfree++] = job->buf[w];
+                job->next_write++;
+                pthread_cond_broadcast(&q->changed);
+            }
+            job->writing = 0;
         }
         pthread_cond_broadcast(&q->changed);
         pthread_mutex_unlock(&q->lock);
@@ -351,7 +337,7 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     job.keys = keys;
     job.unique = w->unique;
     job.before = w->have_last ? &w->last : NULL;
-    job.nblocks = (int)((keys->n + BLOCK_KEYS - 1) / BLOCK_KEYS);
+    job.nblocks = (int)((keys->n + block_keys(keys->width) - 1) / block_keys(keys->width));
     job.window = window;
     job.buf = calloc((size_t)job.nblocks, sizeof *job.buf);
     job.len = calloc((size_t)job.nblocks, sizeof *job.len);
@@ -383,11 +369,6 @@ int gm_writer_finish(gm_writer *w, gm_status *st)
     struct gm_wq *q = w->q;
     if (!q)
         return GM_OK;
-    pthread_mutex_lock(&q->lock);
-    q->stop = 1;
-    pthread_cond_broadcast(&q->changed);
-    pthread_mutex_unlock(&q->lock);
-    pthread_join(q->tid, NULL);
     int err = q->err;
     w->stats.write += q->write_time;
     w->bytes += q->bytes;

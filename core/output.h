@@ -55,19 +55,18 @@ typedef struct gm_writer {
     int64_t keys;        /* keys handed in so far */
     int64_t bytes;       /* bytes written so far */
     gm_output_stats stats;
-    struct gm_wq *q;     /* the writing thread and its buffers, once started */
+    struct gm_wq *q;     /* the block buffers and the write errors, once started */
 } gm_writer;
 
 void gm_writer_init(gm_writer *w, const gm_output *out, int unique, int nthreads);
 
-/* Formats one chunk of keys and queues it for writing, in order after the previous
- * chunks; a write error of an earlier chunk comes back here or from
- * gm_writer_finish. Returns as gm_output_write. */
+/* Formats and writes one chunk of keys, in order after the previous chunks.
+ * Returns as gm_output_write. */
 int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
 
-/* Waits until everything queued is written and stops the writing thread. Call it
- * before gm_output_commit (and after an error, to release the thread). Returns
- * GM_OK, GM_EPIPE or GM_EIO ("write failed: FILE: REASON"). */
+/* Releases the writer's buffers and adds its write time to the stats. Call it
+ * before gm_output_commit (and after an error). Returns GM_OK, or the first write
+ * error: GM_EPIPE or GM_EIO ("write failed: FILE: REASON"). */
 int gm_writer_finish(gm_writer *w, gm_status *st);
 
 /* Finishes the output: closes and renames the temporary file over its target.
