@@ -27,7 +27,7 @@
 enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most */
-    MAX_BLOCK = 8 << 20,
+    MAX_BLOCK = 4 << 20,
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
