@@ -526,6 +526,7 @@ static int sort_op(struct stream *s, gm_status *st)
     size_t block = sort_block(s->budget);
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
+    int sized = 0;
     /* A chunk the GPU sorts must also fit in its memory. */
     const int64_t device_cap[2] = { gm_engine_max_chunk(s->cfg, GM_I32),
                                     gm_engine_max_chunk(s->cfg, GM_I64) };
@@ -533,6 +534,17 @@ static int sort_op(struct stream *s, gm_status *st)
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
             rc = read_keys(s, &s->ins[i], &o, &kb, st);
+            if (!rc && !sized && s->total_bytes > 0 && kb.n > 0) {
+                /* Size the chunk once from the first block's keys per byte: a
+                 * buffer that grows as it fills is moved and loses its huge pages. */
+                double per_byte = (double)kb.n / (double)s->ins[i].bytes;
+                int64_t want = (int64_t)(per_byte * 1.05 * (double)s->total_bytes) + (int64_t)block;
+                if (want > kb.limit)
+                    want = kb.limit;
+                if (want > kb.cap)
+                    rc = gm_keybuf_reserve(&kb, want - kb.n, kb.width, st);
+                sized = 1;
+            }
             int64_t chunk = gm_sort_chunk_keys(s->budget, kb.width);
             int64_t device = device_cap[kb.width == GM_I64];
             if (device > 0 && device < chunk)
