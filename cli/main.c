@@ -11,17 +11,29 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../core/gm.h"
 #include "options.h"
 
 enum { EXIT_OK = 0, EXIT_DISORDER = 1, EXIT_TROUBLE = 2 };
 
-/* The core's messages (-v, notices, --progress) go to standard error. */
+/* The core's messages (-v, notices, --progress) go to standard error. On a
+ * terminal a progress line is redrawn in place (\r, erase to the end of the line)
+ * and ended before any other message; elsewhere it is a plain line. */
+static int progress_shown;
+
 static void print_message(void *ctx, gm_message kind, const char *text)
 {
     (void)ctx;
-    (void)kind;
+    if (kind == GM_MSG_PROGRESS && isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\rgpumerge: %s\033[K", text);
+        progress_shown = 1;
+        return;
+    }
+    if (progress_shown)
+        fputc('\n', stderr);
+    progress_shown = 0;
     fprintf(stderr, "gpumerge: %s\n", text);
 }
 
@@ -29,6 +41,9 @@ static void print_message(void *ctx, gm_message kind, const char *text)
  * to print (none for a closed pipe, none for -C's disorder). */
 static int report(int rc, const gm_status *st, const gm_config *cfg)
 {
+    if (progress_shown)
+        fputc('\n', stderr);
+    progress_shown = 0;
     switch (rc) {
     case GM_OK:
         return EXIT_OK;

@@ -138,3 +138,16 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     snprintf(rep->reason, sizeof rep->reason, "auto: fell back to the CPU");
     return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
 }
+
+int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width)
+{
+    if (cfg->device != GM_DEVICE_GPU)
+        return 0; /* auto falls back to the CPU when a chunk does not fit */
+    gm_gpu_info info;
+    gm_status st;
+    if (gm_gpu_probe(&info, &st) != GM_OK)
+        return 0;
+    /* keys and scratch on the device, and a third kept free for the kernels */
+    int64_t keys = (int64_t)(info.free_bytes / 3 / (size_t)width);
+    return keys > 0 ? keys : 1;
+}

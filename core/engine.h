@@ -34,4 +34,9 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
                   const int64_t *offsets, int nruns, int nthreads,
                   gm_engine_report *rep, gm_status *st);
 
+/* The most keys of this width one sort chunk may hold on the device cfg asks for
+ * (--device=gpu: what fits in the GPU's free memory with the sort's scratch), or
+ * 0 when the device sets no limit. The external sort cuts its chunks to it. */
+int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
+
 #endif

@@ -1,17 +1,29 @@
 /*
- * input.h - reading and parsing inputs: one integer per line, on all cores.
+ * input.h - inputs as streams of text blocks, and the parallel parser that turns
+ * each block into keys: one integer per line, on all cores.
  *
- * Regular files are mapped with mmap, anything else (pipes, terminals, devices) is
- * read with large reads. The text is cut into chunks at line boundaries whose lines
- * are counted first (gm_input_split), so every chunk knows its first line number
- * and where its keys go; then every chunk is parsed on its own thread. The first
- * problem in file order (not an integer, out of range, or - when asked - out of
- * order) is reported with its file name and line number.
+ * Stage 1, read: every input (regular file, pipe, terminal, standard input) is
+ * read from its current offset into one of two block buffers. A pipe or a device
+ * is read with large read(2)s by a reader thread of its own, which fills one
+ * buffer while the consumer parses the other (and pipes get a larger pipe buffer
+ * where the system allows); a regular file is read when the block is asked for,
+ * by preads of a megabyte or more on all the pool's threads, and the offset is
+ * left where read(2) would leave it. A block holds whole lines; the partial line
+ * at its end is carried to the front of the next block, and a line longer than a
+ * block grows the buffer. A regular file whose size at its end differs from its
+ * size at the start, or that ends early, is an error ("FILE: file changed while
+ * reading"), never a signal: nothing is mapped.
  *
- * Values are parsed as int64 and stored as int32 while they fit, straight into the
- * caller's array: int32 keys halve every later stage's traffic, and most inputs
- * fit. A chunk that meets a wider value moves to an int64 buffer of its own, and
- * gm_input_gather then widens everything into an int64 array.
+ * Stage 2, parse (gm_input_parse_block): the block is cut into chunks at line
+ * boundaries whose lines are counted first, so every chunk knows its first line
+ * number and where its keys go; then every chunk is parsed on a thread of the
+ * pool. The first problem in file order (not an integer, out of range, or - when
+ * asked - out of order, checked across blocks too) is reported with its file name
+ * and line number, line numbers running on across blocks.
+ *
+ * Values are parsed as int64 and kept as int32 while they fit: int32 keys halve
+ * every later stage's traffic, and most inputs fit. A key buffer (gm_keybuf)
+ * widens itself to int64 when a wider value arrives, even in the last block.
  *
  * Accepted line: [blanks][+|-]digits[blanks][\r], blanks being space and tab; a
  * line of blanks only is skipped; the last line may lack its newline.
@@ -24,25 +36,63 @@
 
 #include "gm.h"
 
+/* A growable array of keys: int32 until a key needs int64. The memory comes from
+ * gm_buf_alloc. limit (keys, 0: none) caps how far a doubling grows it, so a
+ * budget is not overshot by more than one block's keys. */
+typedef struct gm_keybuf {
+    void *data;
+    int64_t n, cap;
+    int64_t limit;
+    gm_width width;
+} gm_keybuf;
+
+/* Makes room for extra more keys of width at least w (widening the held keys when
+ * w is wider). Returns GM_OK or GM_ENOMEM. */
+int gm_keybuf_reserve(gm_keybuf *kb, int64_t extra, gm_width w, gm_status *st);
+/* Appends n keys of width w from src. Returns GM_OK or GM_ENOMEM. */
+int gm_keybuf_append(gm_keybuf *kb, const void *src, int64_t n, gm_width w, gm_status *st);
+/* Drops the first n keys (the rest moves to the front). */
+void gm_keybuf_consume(gm_keybuf *kb, int64_t n);
+/* Key i as int64. */
+static inline int64_t gm_keybuf_get(const gm_keybuf *kb, int64_t i)
+{
+    return kb->width == GM_I32 ? ((const int32_t *)kb->data)[i] : ((const int64_t *)kb->data)[i];
+}
+void gm_keybuf_free(gm_keybuf *kb);
+
 struct gm_chunk;
+struct gm_reader;
+
+/* One block of text: whole lines (the last one may lack its newline at the end of
+ * the input). Valid until the next gm_input_next. */
+typedef struct gm_block {
+    const char *text;
+    size_t len;
+    int eof;   /* no block follows */
+} gm_block;
 
 typedef struct gm_input {
     const char *name;    /* as given on the command line; "-" is standard input */
     char shown[512];     /* name as it appears in messages */
     int fd;              /* -1 once closed */
-    char *text;          /* the whole input */
-    size_t len;
-    int mapped;          /* text is an mmap of the file (else malloc'd) */
+    int drained;         /* nothing left to read (a second "-") */
+    int64_t size;        /* bytes to read when known (regular files), else -1 */
+    struct gm_reader *rd;
+    int64_t bytes;       /* bytes handed out so far */
+    double wait;         /* seconds spent waiting for the reader */
+    /* parse state, carried across blocks */
+    int64_t line;        /* lines before the next block */
+    int have_prev;
+    int64_t prev;        /* last key (order checks across blocks) */
+    int eof;             /* the last block has been parsed */
+    /* the last block's chunks and their line-indexed int32 staging area */
     struct gm_chunk *chunks;
-    int nchunks;
-    int64_t nlines;      /* after gm_input_split: an upper bound on the keys */
-    int32_t *dest32;     /* where gm_input_parse put the int32 keys */
-    int64_t nkeys;       /* after gm_input_parse */
-    int wide;            /* some key does not fit int32 */
-    int64_t min, max;    /* smallest and largest key (when nkeys > 0) */
+    int nchunks, chunk_cap;
+    int32_t *stage;
+    int64_t stage_cap;
 } gm_input;
 
-/* What gm_input_parse checks beside the syntax. */
+/* What gm_input_parse_block checks beside the syntax. */
 typedef struct gm_parse_opts {
     int nthreads;
     int ordered;    /* report a key that breaks the order below as a disorder */
@@ -54,33 +104,39 @@ typedef struct gm_parse_opts {
  * GM_EIO with "cannot read: NAME: REASON". The input owns the descriptor. */
 int gm_input_open(gm_input *in, const char *name, gm_status *st);
 
-/* Loads the whole input into memory (mmap for regular files, reads otherwise).
- * Returns GM_OK, GM_EIO or GM_ENOMEM. */
-int gm_input_load(gm_input *in, gm_status *st);
+/* Starts reading in blocks of about block_bytes (the reader thread). Returns
+ * GM_OK or GM_ENOMEM. */
+int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st);
 
-/* Cuts the loaded text into chunks of whole lines and counts the lines (nlines),
- * on nthreads threads. Returns GM_OK or GM_ENOMEM. */
-int gm_input_split(gm_input *in, int nthreads, gm_status *st);
+/* The next block (starting the reader with a default block size if needed).
+ * Returns GM_OK; GM_EIO ("cannot read: FILE: REASON" or "FILE: file changed while
+ * reading"); or GM_ENOMEM. */
+int gm_input_next(gm_input *in, gm_block *b, gm_status *st);
 
-/* Parses the split text on o->nthreads threads into dest32 (room for nlines keys;
- * NULL keeps no keys, as check does). Keys stay in dest32 in order, with a gap for
- * each blank line, except in the chunks that hold a key wider than int32 (then
- * in->wide is set). Returns GM_OK; GM_EINPUT with
+/* Parses block b on o->nthreads threads, appending its keys to kb (NULL keeps no
+ * keys, as check does). Returns GM_OK; GM_EINPUT with
  * "FILE:LINE: not an integer: 'TEXT'" or "FILE:LINE: out of range: 'TEXT'", or
  * GM_DISORDER with "FILE:LINE: disorder: TEXT", for the first problem in the file;
- * or GM_ENOMEM. */
-int gm_input_parse(gm_input *in, const gm_parse_opts *o, int32_t *dest32, gm_status *st);
+ * or GM_ENOMEM. Sets in->eof after the last block. */
+int gm_input_parse_block(gm_input *in, const gm_block *b, const gm_parse_opts *o,
+                         gm_keybuf *kb, gm_status *st);
 
-/* Puts the parsed keys in order, without gaps, at dest as width-wide integers.
- * GM_I32 (only when no input is wide): dest is dest32 or lies before it in the same
- * array, and the keys move left. GM_I64: dest is another array. Can't fail. */
-void gm_input_gather(gm_input *in, gm_width width, void *dest, int nthreads);
+/* Reads and parses the next block into kb: gm_input_next then
+ * gm_input_parse_block. */
+int gm_input_read_keys(gm_input *in, const gm_parse_opts *o, gm_keybuf *kb, gm_status *st);
 
-/* Line number (1-based) of the first line of chunk c, for tests that place
- * problems at chunk boundaries; -1 when there is no chunk c. */
+/* Line number (1-based) of the first line of chunk c of the last parsed block,
+ * for tests that place problems at chunk boundaries; -1 when there is none. */
 int64_t gm_input_chunk_first_line(const gm_input *in, int c);
 
-/* Releases the text, the chunks and the descriptor. Safe to call twice. */
+/* Stops the reader and releases the blocks, the chunks and the descriptor. Safe to
+ * call twice. */
 void gm_input_close(gm_input *in);
+
+/* For the tests only: the scalar parser instead of SSE4.1 (on), and a block size
+ * that overrides every other (0: none), so block boundaries fall where a test
+ * wants them. */
+void gm_input_test_scalar(int on);
+void gm_input_test_block_size(size_t bytes);
 
 #endif

@@ -1,12 +1,16 @@
 /*
- * output.c - parallel formatter and writer, atomic -o (see output.h).
+ * output.c - parallel formatter and writer (see output.h); the -o file itself is
+ * core/outfile.c's.
  *
- * The keys are cut into blocks; threads take blocks in order, format each into a
- * buffer of its own (two digits per step from a 200-byte table, written backwards
- * from the digit count), and whichever thread finds the next block due writes it and
- * every finished block after it: formatting and writing overlap, output stays in
- * order, and formatting runs at most a few blocks ahead of the writer, reusing the
- * written blocks' buffers, so memory stays small whatever the output's size.
+ * The keys of each chunk are cut into blocks; threads take blocks in order and
+ * format each into a buffer from a small pool kept from chunk to chunk (two digits
+ * per step from a 200-byte table, written backwards from the digit count), and
+ * whichever thread finds the next block due writes it and every finished block
+ * after it: formatting and writing overlap, output stays in order, and formatting
+ * runs at most a few blocks ahead of the writer, so memory stays small whatever
+ * the output's size. (A writer thread of its own, overlapping one chunk's writes
+ * with the next chunk's parse, measured slower on two cores: it competes with the
+ * formatting threads and reads the blocks from another core's cache.)
  */
 #define _GNU_SOURCE
 #include "output.h"
@@ -121,34 +125,90 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-enum { BLOCK_KEYS = 1 << 16 };
+/* A block is at most BLOCK_BYTES of text: 65536 int32 keys, or 37449 int64 keys
+ * (at most 12 and 21 bytes a line). */
+enum { BLOCK_BYTES = 12 << 16 };
 
-struct write_job {
-    const gm_keys *keys;
-    int unique;
-    int fd;
-    int nblocks;
-    size_t block_bytes;
-    int window;         /* blocks formatted ahead of the writer, at most */
-    int next_block;     /* next block to format (atomic) */
+static int64_t block_keys(gm_width w)
+{
+    return w == GM_I32 ? BLOCK_BYTES / 12 : BLOCK_BYTES / 21;
+}
+
+/* The writer's pool of block buffers, kept from chunk to chunk, and what the
+ * writes came to. */
+struct gm_wq {
     pthread_mutex_t lock;
-    pthread_cond_t advanced; /* next_write moved or err was set */
-    /* under lock: */
-    char **buf;         /* formatted blocks waiting to be written */
-    size_t *len;
-    unsigned char *ready;
-    char **spare;       /* written buffers, for reuse */
-    int nspare;
-    int next_write;     /* first block not yet written */
-    int writing;        /* a thread is writing */
-    int err;            /* first write errno, or ENOMEM */
-    double format_cpu, write_time;
+    pthread_cond_t changed;  /* a block was written, a buffer freed, or err set */
+    int fd;
+    int nbufs;
+    char **pool;             /* free buffers */
+    int nfree;
+    int err;                 /* first write errno */
+    double write_time;
+    int64_t bytes;
 };
 
-static size_t format_block(const gm_keys *keys, int unique, int64_t lo, int64_t hi,
-                           char *out)
+static void wq_free(struct gm_wq *q)
+{
+    for (int i = 0; i < q->nfree; i++)
+        gm_buf_free(q->pool[i]);
+    free(q->pool);
+    pthread_cond_destroy(&q->changed);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+static struct gm_wq *wq_start(int fd, int nbufs)
+{
+    struct gm_wq *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->changed, NULL);
+    q->fd = fd;
+    q->nbufs = nbufs;
+    q->pool = calloc((size_t)nbufs, sizeof *q->pool);
+    int ok = q->pool != NULL;
+    for (int i = 0; ok && i < nbufs; i++) {
+        q->pool[i] = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
+        ok = q->pool[i] != NULL;
+        q->nfree += ok;
+    }
+    if (!ok) {
+        wq_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* One chunk being formatted. */
+struct format_job {
+    struct gm_wq *q;
+    const gm_keys *keys;
+    int unique;
+    const int64_t *before; /* the key written just before this chunk, or NULL */
+    int nblocks;
+    int window;            /* blocks formatted ahead of the writer, at most */
+    int next_block;        /* next block to format (atomic) */
+    /* under q->lock: */
+    char **buf;
+    size_t *len;
+    unsigned char *ready;
+    int next_write;        /* first block not yet written */
+    int writing;           /* a thread has the writing role */
+    double format_cpu;
+};
+
+static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
+                           int64_t lo, int64_t hi, char *out)
 {
     char *p = out;
+    if (unique && lo == 0 && before && hi > 0) {
+        int64_t first = keys->width == GM_I32 ? ((const int32_t *)keys->data)[0]
+                                              : ((const int64_t *)keys->data)[0];
+        if (first == *before)
+            lo = 1; /* the last chunk ended with this key */
+    }
     if (keys->width == GM_I32) {
         const int32_t *k = keys->data;
         for (int64_t i = lo; i < hi; i++) {
@@ -169,120 +229,152 @@ static size_t format_block(const gm_keys *keys, int unique, int64_t lo, int64_t 
     return (size_t)(p - out);
 }
 
-/* Called with the lock held by the thread that took the writing role: writes every
- * formatted block that is due, releasing the lock around each write. */
-static void write_due_blocks(struct write_job *job)
-{
-    while (job->next_write < job->nblocks && job->ready[job->next_write] && !job->err) {
-        int w = job->next_write;
-        pthread_mutex_unlock(&job->lock);
-        double w0 = gm_now();
-        int e = write_all(job->fd, job->buf[w], job->len[w]);
-        double w1 = gm_now();
-        pthread_mutex_lock(&job->lock);
-        job->write_time += w1 - w0;
-        job->spare[job->nspare++] = job->buf[w];
-        job->buf[w] = NULL;
-        if (e)
-            job->err = e;
-        job->next_write++;
-        pthread_cond_broadcast(&job->advanced);
-    }
-}
-
-static void write_worker(void *ctx, int task)
+static void format_worker(void *ctx, int task)
 {
     (void)task;
-    struct write_job *job = ctx;
+    struct format_job *job = ctx;
+    struct gm_wq *q = job->q;
     for (;;) {
         int b = __atomic_fetch_add(&job->next_block, 1, __ATOMIC_RELAXED);
         if (b >= job->nblocks)
             return;
-        pthread_mutex_lock(&job->lock);
-        while (b >= job->next_write + job->window && !job->err)
-            pthread_cond_wait(&job->advanced, &job->lock);
-        char *buf = job->nspare ? job->spare[--job->nspare] : NULL;
-        int failed = job->err;
-        pthread_mutex_unlock(&job->lock);
-        if (failed) {
-            free(buf);
+        pthread_mutex_lock(&q->lock);
+        while ((b >= job->next_write + job->window || q->nfree == 0) && !q->err)
+            pthread_cond_wait(&q->changed, &q->lock);
+        if (q->err) {
+            pthread_mutex_unlock(&q->lock);
             return;
         }
+        char *buf = q->pool[--q->nfree];
+        pthread_mutex_unlock(&q->lock);
 
-        int64_t lo = (int64_t)b * BLOCK_KEYS;
-        int64_t hi = lo + BLOCK_KEYS < job->keys->n ? lo + BLOCK_KEYS : job->keys->n;
+        int64_t per = block_keys(job->keys->width);
+        int64_t lo = (int64_t)b * per;
+        int64_t hi = lo + per < job->keys->n ? lo + per : job->keys->n;
         double t0 = gm_now();
-        if (!buf)
-            buf = malloc(job->block_bytes);
-        size_t len = buf ? format_block(job->keys, job->unique, lo, hi, buf) : 0;
+        size_t len = format_block(job->keys, job->unique, job->before, lo, hi, buf);
         double t1 = gm_now();
 
-        pthread_mutex_lock(&job->lock);
+        pthread_mutex_lock(&q->lock);
         job->format_cpu += t1 - t0;
         job->buf[b] = buf;
         job->len[b] = len;
         job->ready[b] = 1;
-        if (!buf) {
-            job->err = ENOMEM;
-            pthread_cond_broadcast(&job->advanced);
-        }
         if (!job->writing) {
             job->writing = 1;
-            write_due_blocks(job);
+            while (job->next_write < job->nblocks && job->ready[job->next_write] && !q->err) {
+                int w = job->next_write;
+                pthread_mutex_unlock(&q->lock);
+                double w0 = gm_now();
+                int e = write_all(q->fd, job->buf[w], job->len[w]);
+                double w1 = gm_now();
+                pthread_mutex_lock(&q->lock);
+                q->write_time += w1 - w0;
+                if (e && !q->err)
+                    q->err = e;
+                q->bytes += (int64_t)job->len[w];
+                q->pool[q->nfree++] = job->buf[w];
+                job->next_write++;
+                pthread_cond_broadcast(&q->changed);
+            }
             job->writing = 0;
         }
-        pthread_mutex_unlock(&job->lock);
+        pthread_cond_broadcast(&q->changed);
+        pthread_mutex_unlock(&q->lock);
     }
+}
+
+void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads)
+{
+    memset(w, 0, sizeof *w);
+    w->file = &out->file;
+    w->fd = out->fd;
+    w->shown = out->shown;
+    w->unique = unique;
+    w->nthreads = nthreads;
+}
+
+static int writer_error(gm_writer *w, int err, gm_status *st)
+{
+    if (err == EPIPE)
+        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", w->shown, strerror(EPIPE));
+    if (err == ENOMEM)
+        return gm_fail(st, GM_ENOMEM, "out of memory formatting the output");
+    return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(err));
 }
 
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st)
 {
-    stats->format_cpu = stats->write = 0;
+    gm_writer w;
+    gm_writer_init(&w, out, unique, nthreads);
+    int rc = gm_writer_put(&w, keys, st);
+    gm_status ignored;
+    int frc = gm_writer_finish(&w, rc ? &ignored : st);
+    *stats = w.stats;
+    return rc ? rc : frc;
+}
+
+int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
+{
     if (keys->n == 0)
         return GM_OK;
-    int rc = gm_outfile_begin(&out->file, st);
-    if (rc)
-        return rc;
-    struct write_job job;
+    int nthreads = w->nthreads;
+    int window = 2 * nthreads + 2;
+    if (!w->q) {
+        /* The first byte is due: an in-place target is truncated now, not sooner. */
+        int rc = gm_outfile_begin(w->file, st);
+        if (rc)
+            return rc;
+        w->q = wq_start(w->fd, window + 2);
+        if (!w->q)
+            return writer_error(w, ENOMEM, st);
+    }
+    struct gm_wq *q = w->q;
+    struct format_job job;
     memset(&job, 0, sizeof job);
+    job.q = q;
     job.keys = keys;
-    job.unique = unique;
-    job.fd = out->fd;
-    job.nblocks = (int)((keys->n + BLOCK_KEYS - 1) / BLOCK_KEYS);
-    job.block_bytes = (size_t)BLOCK_KEYS * (keys->width == GM_I32 ? 12 : 21);
-    job.window = 2 * nthreads + 2;
+    job.unique = w->unique;
+    job.before = w->have_last ? &w->last : NULL;
+    job.nblocks = (int)((keys->n + block_keys(keys->width) - 1) / block_keys(keys->width));
+    job.window = window;
     job.buf = calloc((size_t)job.nblocks, sizeof *job.buf);
     job.len = calloc((size_t)job.nblocks, sizeof *job.len);
     job.ready = calloc((size_t)job.nblocks, 1);
-    job.spare = calloc((size_t)job.nblocks, sizeof *job.spare);
-    if (job.buf && job.len && job.ready && job.spare) {
-        pthread_mutex_init(&job.lock, NULL);
-        pthread_cond_init(&job.advanced, NULL);
-        /* One task per thread: each loops over blocks itself. */
-        gm_parallel_for(nthreads, nthreads, write_worker, &job);
-        pthread_cond_destroy(&job.advanced);
-        pthread_mutex_destroy(&job.lock);
-    } else {
-        job.err = ENOMEM;
-    }
-    for (int b = 0; job.buf && b < job.nblocks; b++)
-        free(job.buf[b]);
-    for (int s = 0; s < job.nspare; s++)
-        free(job.spare[s]);
+    int err = 0;
+    if (job.buf && job.len && job.ready)
+        gm_parallel_for(nthreads, nthreads, format_worker, &job); /* each loops over blocks */
+    else
+        err = ENOMEM;
     free(job.buf);
     free(job.len);
     free(job.ready);
-    free(job.spare);
-    stats->format_cpu = job.format_cpu;
-    stats->write = job.write_time;
-    if (job.err == EPIPE)
-        return gm_fail(st, GM_EPIPE, "write failed: %s: %s", out->shown, strerror(EPIPE));
-    if (job.err == ENOMEM)
-        return gm_fail(st, GM_ENOMEM, "out of memory formatting the output");
-    if (job.err)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", out->shown, strerror(job.err));
+    w->stats.format_cpu += job.format_cpu;
+    pthread_mutex_lock(&q->lock);
+    if (!err)
+        err = q->err;
+    pthread_mutex_unlock(&q->lock);
+    if (err)
+        return writer_error(w, err, st);
+    w->keys += keys->n;
+    w->last = keys->width == GM_I32 ? ((const int32_t *)keys->data)[keys->n - 1]
+                                    : ((const int64_t *)keys->data)[keys->n - 1];
+    w->have_last = 1;
     return GM_OK;
+}
+
+int gm_writer_finish(gm_writer *w, gm_status *st)
+{
+    struct gm_wq *q = w->q;
+    if (!q)
+        return GM_OK;
+    int err = q->err;
+    w->stats.write += q->write_time;
+    w->bytes += q->bytes;
+    wq_free(q);
+    w->q = NULL;
+    return err ? writer_error(w, err, st) : GM_OK;
 }
 
 /* ------------------------------------------------------------------ -o */

@@ -2,6 +2,11 @@
  * output.h - formatting keys as text on all cores and writing them with few system
  * calls, to standard output or to the file named by -o (core/outfile.h: replaced
  * by a rename where that is safe, else written in place once every input is read).
+ *
+ * The write side is a stage of the stream: a gm_writer takes the sorted keys chunk
+ * by chunk (gm_writer_put), formats each chunk's blocks on all cores, writes them
+ * in order, and keeps -u's last key across chunks, so a merge writes its output as
+ * it goes and memory stays bounded by a chunk.
  */
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
@@ -41,6 +46,34 @@ typedef struct gm_output_stats {
  * or GM_ENOMEM. */
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st);
+
+struct gm_wq;
+
+/* The streaming writer over an opened output. */
+typedef struct gm_writer {
+    gm_outfile *file;    /* begun (an in-place target truncated) at the first write */
+    int fd;
+    const char *shown;
+    int unique;          /* drop a key equal to the one written before it */
+    int nthreads;
+    int have_last;
+    int64_t last;        /* the last key written (for -u across chunks) */
+    int64_t keys;        /* keys handed in so far */
+    int64_t bytes;       /* bytes written so far */
+    gm_output_stats stats;
+    struct gm_wq *q;     /* the block buffers and the write errors, once started */
+} gm_writer;
+
+void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads);
+
+/* Formats and writes one chunk of keys, in order after the previous chunks.
+ * Returns as gm_output_write. */
+int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
+
+/* Releases the writer's buffers and adds its write time to the stats. Call it
+ * before gm_output_commit (and after an error). Returns GM_OK, or the first write
+ * error: GM_EPIPE or GM_EIO ("write failed: FILE: REASON"). */
+int gm_writer_finish(gm_writer *w, gm_status *st);
 
 /* Finishes the output (gm_outfile_commit): closes it and renames the temporary
  * file over the target. Returns GM_OK or GM_EIO. After an error the temporary file

@@ -1,6 +1,6 @@
 /*
- * util.c - status messages, clock, core count, parallel-for and message quoting
- * shared by the core modules (see util.h).
+ * util.c - status messages, clock, core count and message quoting shared by the
+ * core modules (see util.h); the parallel-for's thread pool is in pool.c.
  */
 #define _GNU_SOURCE
 #include "util.h"
@@ -65,46 +65,6 @@ int gm_cpu_count(void)
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-struct pf_job {
-    gm_task_fn fn;
-    void *ctx;
-    int ntasks;
-    int next; /* next task to hand out, taken with an atomic add */
-};
-
-static void *pf_worker(void *arg)
-{
-    struct pf_job *job = arg;
-    for (;;) {
-        int t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (t >= job->ntasks)
-            break;
-        job->fn(job->ctx, t);
-    }
-    return NULL;
-}
-
-void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx)
-{
-    struct pf_job job = { fn, ctx, ntasks, 0 };
-    if (nthreads > ntasks)
-        nthreads = ntasks;
-    if (nthreads <= 1) {
-        pf_worker(&job);
-        return;
-    }
-    pthread_t tid[nthreads - 1];
-    int started = 0;
-    for (int i = 0; i < nthreads - 1; i++) {
-        if (pthread_create(&tid[started], NULL, pf_worker, &job) != 0)
-            break; /* the threads already running (and we) do the rest */
-        started++;
-    }
-    pf_worker(&job);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
 }
 
 /* The quoting of coreutils' quotef() (gnulib quotearg.c, shell_escape_quoting_style
@@ -264,4 +224,64 @@ void *gm_alloc(size_t bytes, gm_status *st)
             madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
     }
     return p;
+}
+
+/* Chunk buffers are mappings of their own, with a 64-byte header holding the
+ * mapping's size: a growing buffer is moved by mremap, never copied, and a large
+ * one asks for 2 MiB pages on the whole mapping (one fault where there would be
+ * 512, where transparent huge pages are on request only, as is common; advising
+ * a part would split the mapping and stop mremap). */
+enum { BUF_HEADER = 64 };
+
+static size_t buf_map_size(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + BUF_HEADER + page - 1) / page * page;
+}
+
+static void *buf_ready(char *base, size_t map)
+{
+    if (map >= (8u << 20))
+        madvise(base, map, MADV_HUGEPAGE);
+    memcpy(base, &map, sizeof map);
+    return base + BUF_HEADER;
+}
+
+void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st)
+{
+    size_t map = buf_map_size(bytes);
+    void *base = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+        gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
+        return NULL;
+    }
+    return buf_ready(base, map);
+}
+
+void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st)
+{
+    if (!p)
+        return gm_buf_alloc(bytes, what, st);
+    char *base = (char *)p - BUF_HEADER;
+    size_t old;
+    memcpy(&old, base, sizeof old);
+    size_t map = buf_map_size(bytes);
+    if (map == old)
+        return p;
+    void *moved = mremap(base, old, map, MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED) {
+        gm_fail(st, GM_ENOMEM, "out of memory (%zu bytes for %s)", bytes, what);
+        return NULL;
+    }
+    return buf_ready(moved, map);
+}
+
+void gm_buf_free(void *p)
+{
+    if (!p)
+        return;
+    char *base = (char *)p - BUF_HEADER;
+    size_t map;
+    memcpy(&map, base, sizeof map);
+    munmap(base, map);
 }

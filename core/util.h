@@ -1,11 +1,12 @@
 /*
  * util.h - small services every core module uses: status messages, a monotonic
- * clock, the core count, a parallel-for over POSIX threads, and the quoting of file
- * names in messages (as coreutils does it).
+ * clock, the core count, a parallel-for on a persistent thread pool, and the quoting
+ * of file names in messages (as coreutils does it).
  */
 #ifndef GM_UTIL_H
 #define GM_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,10 +19,15 @@ double gm_now(void);
 int gm_cpu_count(void);
 
 /* Calls fn(ctx, t) once for every t in [0, ntasks), on up to nthreads threads
- * (the caller is one of them). Tasks are handed out in increasing order. If a
- * thread cannot be started the remaining threads do its share: this can't fail. */
+ * of the persistent pool (pool.c; the caller is one of them). Tasks are handed out
+ * in increasing order. If a thread cannot be started the remaining threads do its
+ * share: this can't fail. */
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
+
+/* Starts a joinable thread with the pool's small stack (for a stage's own thread,
+ * such as an input's reader). Returns pthread_create's result. */
+int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* Writes name into buf as coreutils' sort shows a file name in a message (quotef:
  * gnulib's shell-escape quoting, ':' quoted, the C locale): unchanged when every
@@ -48,5 +54,13 @@ void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
 /* malloc that reports failure in st (GM_ENOMEM) and returns NULL. Large blocks
  * are marked for transparent huge pages. Release with free(). */
 void *gm_alloc(size_t bytes, gm_status *st);
+
+/* Chunk buffers (text blocks, key chunks, run buffers) come from here and nowhere
+ * else, so that one change can make them pinned host memory for the GPU's copies.
+ * gm_buf_alloc reports failure in st (GM_ENOMEM, with what) and returns NULL;
+ * gm_buf_resize keeps the contents (the old block stays valid when it fails). */
+void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st);
+void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st);
+void gm_buf_free(void *p);
 
 #endif

@@ -33,23 +33,20 @@ static parsed parse_with(const char *text, size_t len, int nthreads, int ordered
     p.path = path_in(dir, "in.txt");
     write_file(p.path, text, len);
     gm_input in;
+    gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     p.rc = gm_input_open(&in, p.path, &p.st);
-    if (!p.rc)
-        p.rc = gm_input_load(&in, &p.st);
-    if (!p.rc)
-        p.rc = gm_input_split(&in, nthreads, &p.st);
-    int32_t *d32 = malloc((size_t)(in.nlines + 1) * sizeof *d32);
     gm_parse_opts o = { nthreads, ordered, mask, strict };
-    if (!p.rc)
-        p.rc = gm_input_parse(&in, &o, d32, &p.st);
+    while (!p.rc && !in.eof)
+        p.rc = gm_input_read_keys(&in, &o, &kb, &p.st);
     if (!p.rc) {
-        p.n = in.nkeys;
-        p.wide = in.wide;
+        p.n = kb.n;
+        p.wide = kb.width == GM_I64;
         p.keys = malloc((size_t)(p.n + 1) * sizeof *p.keys);
-        gm_input_gather(&in, GM_I64, p.keys, nthreads);
+        for (int64_t i = 0; i < kb.n; i++)
+            p.keys[i] = gm_keybuf_get(&kb, i);
     }
     gm_input_close(&in);
-    free(d32);
+    gm_keybuf_free(&kb);
     free(dir);
     return p;
 }
@@ -268,7 +265,7 @@ Test(parser, large_input_on_many_threads)
     free(want);
 }
 
-/* Gathering as int32 closes the gaps that blank lines leave. */
+/* The int32 keys close the gaps that blank lines leave. */
 Test(parser, int32_gather_closes_gaps)
 {
     char *dir = scratch_dir();
@@ -292,19 +289,17 @@ Test(parser, int32_gather_closes_gaps)
     write_file(path, text, o);
     gm_status st;
     gm_input in;
+    gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    cr_assert_eq(gm_input_load(&in, &st), GM_OK);
-    cr_assert_eq(gm_input_split(&in, 4, &st), GM_OK);
-    int32_t *d32 = malloc((size_t)in.nlines * sizeof *d32);
     gm_parse_opts opts = { 4, 0, 0, 0 };
-    cr_assert_eq(gm_input_parse(&in, &opts, d32, &st), GM_OK);
-    cr_assert_eq(in.nkeys, k);
-    cr_assert_eq(in.wide, 0);
-    gm_input_gather(&in, GM_I32, d32, 4);
-    cr_assert_arr_eq(d32, want, (size_t)k * sizeof *want);
+    while (!in.eof)
+        cr_assert_eq(gm_input_read_keys(&in, &opts, &kb, &st), GM_OK);
+    cr_assert_eq(kb.n, k);
+    cr_assert_eq(kb.width, GM_I32);
+    cr_assert_arr_eq(kb.data, want, (size_t)k * sizeof *want);
     gm_input_close(&in);
+    gm_keybuf_free(&kb);
     unlink(path);
-    free(d32);
     free(want);
     free(text);
     free(path);
@@ -323,8 +318,9 @@ static int64_t *chunk_starts(const char *text, size_t len, int nthreads, int *co
     gm_status st;
     gm_input in;
     cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    cr_assert_eq(gm_input_load(&in, &st), GM_OK);
-    cr_assert_eq(gm_input_split(&in, nthreads, &st), GM_OK);
+    gm_parse_opts opts = { nthreads, 0, 0, 0 };
+    cr_assert_eq(gm_input_read_keys(&in, &opts, NULL, &st), GM_OK);
+    cr_assert(in.eof, "one block");
     int64_t *starts = malloc(64 * sizeof *starts);
     *count = 0;
     for (int c = 1; c < 64 && gm_input_chunk_first_line(&in, c) > 0; c++)
@@ -452,7 +448,7 @@ Test(parser, cannot_read)
     free(dir);
 }
 
-/* The SSE4.1 parser and its scalar twin (GM_NO_SIMD=1) agree on every line form,
+/* The SSE4.1 parser and its scalar twin (gm_input_test_scalar) agree on every line form,
  * line lengths 1 to 40, at the start, middle and end of the text. */
 Test(parser, simd_and_scalar_agree)
 {
@@ -471,11 +467,11 @@ Test(parser, simd_and_scalar_agree)
             if (l + 1 < lines || rng_range(&r, 0, 1))
                 text[len++] = '\n';
         }
-        unsetenv("GM_NO_SIMD");
+        gm_input_test_scalar(0);
         parsed a = parse_with(text, len, 1, 0, 0, 0);
-        setenv("GM_NO_SIMD", "1", 1);
+        gm_input_test_scalar(1);
         parsed b = parse_with(text, len, 1, 0, 0, 0);
-        unsetenv("GM_NO_SIMD");
+        gm_input_test_scalar(0);
         cr_assert_eq(a.rc, b.rc, "round %d: %s / %s", round, a.st.msg, b.st.msg);
         if (a.rc) {
             cr_assert_str_eq(after_name(&a), after_name(&b), "round %d", round);

@@ -1,0 +1,144 @@
+/*
+ * run.c - sorted runs in temporary files (see run.h). The segment layout keeps
+ * the files compact (int32 keys take 4 bytes) the way sort's temporary files hold
+ * only the lines; reads go straight into the merge's key buffers.
+ */
+#define _GNU_SOURCE
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "util.h"
+
+struct seg_header {
+    int64_t count;
+    int32_t width;
+    int32_t zero;
+};
+
+int gm_run_create(gm_runfile *r, const char *dir, gm_status *st)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    int rc = gm_temp_create(dir, "gpumerge-run.", &r->fd, &r->path, st);
+    if (rc)
+        return rc;
+    gm_quote(r->path, r->shown, sizeof r->shown);
+    return GM_OK;
+}
+
+static int put_all(gm_runfile *r, const void *buf, size_t len, gm_status *st)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t put = write(r->fd, p, len);
+        if (put < 0) {
+            if (errno == EINTR)
+                continue;
+            return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(errno));
+        }
+        p += put;
+        len -= (size_t)put;
+        r->bytes += put;
+    }
+    return GM_OK;
+}
+
+int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st)
+{
+    if (keys->n == 0)
+        return GM_OK;
+    struct seg_header h = { keys->n, (int32_t)keys->width, 0 };
+    int rc = put_all(r, &h, sizeof h, st);
+    if (!rc)
+        rc = put_all(r, keys->data, (size_t)keys->n * keys->width, st);
+    if (!rc)
+        r->keys += keys->n;
+    return rc;
+}
+
+int gm_run_rewind(gm_runfile *r, gm_status *st)
+{
+    if (lseek(r->fd, 0, SEEK_SET) != 0)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    r->seg_left = 0;
+    r->eof = r->keys == 0;
+    return GM_OK;
+}
+
+static int get_all(gm_runfile *r, void *buf, size_t len, gm_status *st)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t got = read(r->fd, p, len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown,
+                           got < 0 ? strerror(errno) : "file changed while reading");
+        p += got;
+        len -= (size_t)got;
+    }
+    return GM_OK;
+}
+
+int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
+{
+    if (r->eof)
+        return GM_OK;
+    if (r->seg_left == 0) {
+        struct seg_header h;
+        ssize_t got;
+        do
+            got = read(r->fd, &h, sizeof h);
+        while (got < 0 && errno == EINTR);
+        if (got == 0) {
+            r->eof = 1;
+            return GM_OK;
+        }
+        if (got != (ssize_t)sizeof h || (h.width != 4 && h.width != 8) || h.count <= 0)
+            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown,
+                           got < 0 ? strerror(errno) : "file changed while reading");
+        r->seg_left = h.count;
+        r->seg_width = (gm_width)h.width;
+    }
+    int64_t n = r->seg_left < max ? r->seg_left : max;
+    int rc = gm_keybuf_reserve(kb, n, r->seg_width, st);
+    if (rc)
+        return rc;
+    char *dst = (char *)kb->data + (size_t)kb->n * kb->width;
+    rc = get_all(r, dst, (size_t)n * r->seg_width, st);
+    if (rc)
+        return rc;
+    if (kb->width == GM_I64 && r->seg_width == GM_I32) {
+        /* Widen in place, from the back: key i's int64 slot covers int32 slots
+         * 2i and 2i+1, which are at or after i and already read. */
+        const int32_t *s = (const int32_t *)dst;
+        int64_t *d = (int64_t *)dst;
+        for (int64_t i = n - 1; i >= 0; i--) {
+            int32_t v = s[i];
+            d[i] = v;
+        }
+    }
+    kb->n += n;
+    r->seg_left -= n;
+    if (r->seg_left == 0 && lseek(r->fd, 0, SEEK_CUR) == r->bytes)
+        r->eof = 1;
+    return GM_OK;
+}
+
+void gm_run_remove(gm_runfile *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    if (r->path) {
+        gm_temp_remove(r->path);
+        free(r->path);
+        r->path = NULL;
+    }
+}

@@ -1,0 +1,47 @@
+/*
+ * run.h - sorted runs on disk: the temporary files of the external sort and of a
+ * merge of more inputs than can be opened at once.
+ *
+ * A run is a file in -T DIR / $TMPDIR / /tmp (core/cleanup.h creates and registers
+ * it, so it is removed on success, on error and on every catchable signal) holding
+ * keys in binary, as a sequence of segments: a 16-byte header (key count, key width
+ * 4 or 8) and the keys. Each segment has the width of the chunk that wrote it, so
+ * an int32 run stays compact and a run can turn int64 half-way (a wide key in a
+ * late block) without rewriting what came before.
+ */
+#ifndef GM_RUN_H
+#define GM_RUN_H
+
+#include "input.h"
+
+typedef struct gm_runfile {
+    char *path;       /* NULL once removed */
+    char shown[512];
+    int fd;
+    int64_t keys;     /* keys written */
+    int64_t bytes;    /* bytes written */
+    /* reading */
+    int64_t seg_left; /* keys left in the current segment */
+    gm_width seg_width;
+    int eof;
+} gm_runfile;
+
+/* Creates an empty run in dir (NULL: $TMPDIR, else /tmp). Returns GM_OK or GM_EIO
+ * ("cannot create a temporary file in DIR: REASON"). */
+int gm_run_create(gm_runfile *r, const char *dir, gm_status *st);
+
+/* Appends the keys as one segment. Returns GM_OK or GM_EIO
+ * ("write failed: TMPFILE: REASON"). */
+int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st);
+
+/* Ends writing and starts reading from the first key. Returns GM_OK or GM_EIO. */
+int gm_run_rewind(gm_runfile *r, gm_status *st);
+
+/* Appends up to max keys to kb (sets r->eof after the last). Returns GM_OK,
+ * GM_EIO ("cannot read: TMPFILE: REASON") or GM_ENOMEM. */
+int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st);
+
+/* Closes and unlinks the run. Safe to call twice. */
+void gm_run_remove(gm_runfile *r);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * stream.h - the streaming data plane: merge, sort and check as stages that pass
+ * bounded chunks, in memory set by a budget (-S), not by the inputs' size.
+ *
+ *   read (input.c: two text blocks per input; parallel preads for a file, a
+ *         reader thread for a pipe)
+ *     -> parse (input.c: each block on all cores, into a key buffer)
+ *     -> engine (engine.c: each chunk merged or sorted on the CPU or the GPU)
+ *     -> write (output.c: each chunk formatted on all cores and written in order)
+ *        or spill (run.c: a sorted run into a temporary file)
+ *
+ * merge: every input keeps a buffer of parsed keys. Each round the bound is the
+ * smallest (largest with -r) last buffered key among the inputs not at their end;
+ * every input's prefix up to the bound is merged (k-way, by the engine's co-rank
+ * partitioned merge) and written, and the inputs whose buffers emptied (the one
+ * that set the bound among them) are refilled with their next block. Output starts
+ * with the first round, inputs that never end work, memory is a few blocks per
+ * input. More inputs than the fan-in (--batch-size, default 16, and what
+ * RLIMIT_NOFILE allows) are merged in batches into temporary runs first, as sort
+ * -m does, and the runs are merged after.
+ *
+ * sort: parsed keys fill a chunk as large as the budget allows; a full chunk is
+ * sorted by the engine and written as a run; at the end the runs are merged k-way
+ * with the fan-in (more passes when there are more runs), the last pass streamed
+ * to the output, as GNU sort does. Input that fits in one chunk never touches a
+ * temporary file: it is sorted in memory and written.
+ *
+ * Every stage's buffers come from gm_buf_alloc (util.h), chunks go to the engine
+ * one at a time (gm_engine_run), and each stage's time is measured around one call
+ * here, which is where device-side hooks (pinned staging, overlapped copies) and
+ * NVTX ranges go.
+ */
+#ifndef GM_STREAM_H
+#define GM_STREAM_H
+
+#include "engine.h"
+#include "input.h"
+#include "output.h"
+
+/* What a run did, for -v. */
+typedef struct gm_stream_stats {
+    size_t budget;        /* bytes */
+    double read;          /* waiting for the readers */
+    double parse, engine;
+    double spill;         /* writing and reading temporary runs */
+    double write;         /* handing chunks to the writer (formatting and writing) */
+    double format;        /* formatting, per thread */
+    double write_syscalls;/* inside write(2) */
+    int runs;             /* sorted runs spilled (sort chunks, merge batches) */
+    int passes;           /* merge passes over them (the last into the output) */
+    int64_t keys;         /* keys read */
+    gm_width width;       /* widest chunk */
+    int used_engine;
+    gm_engine_report rep; /* the last chunk's */
+} gm_stream_stats;
+
+/* The default memory budget, as GNU sort's default_sort_size: half the smaller of
+ * RLIMIT_DATA and RLIMIT_AS, at most 15/16 of RLIMIT_RSS, at most the available
+ * physical memory (or an eighth of the total, whichever is more). */
+size_t gm_default_budget(void);
+
+/* Keys of the given width in one sorted chunk under this budget (the runs of the
+ * external sort hold this many keys, the last one fewer). For the tests. */
+int64_t gm_sort_chunk_keys(size_t budget, gm_width width);
+
+/* Runs op over the named inputs: opens them all (a missing one stops the run
+ * before anything is written), opens cfg->output, streams, and commits the output
+ * (or abandons it on error). Returns as gm_run (gm.h). */
+int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
+                  gm_stream_stats *stats, gm_status *st);
+
+#endif
