@@ -88,8 +88,11 @@ $(BUILD)/%.o: %.c
 $(BUILD)/cli/engine.txt: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(ENGINE)' | cmp -s - $@ || echo '$(ENGINE)' >$@
-$(BUILD)/cli/version.o: $(BUILD)/cli/engine.txt
-$(BUILD)/cli/version.o: CFLAGS += -DGM_BUILD_ENGINE='"$(ENGINE)"'
+# (its own recipe: a CFLAGS given on the command line, as sanitize-host gives,
+# would drop a target-specific CFLAGS +=)
+$(BUILD)/cli/version.o: cli/version.c $(BUILD)/cli/engine.txt
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DGM_BUILD_ENGINE='"$(ENGINE)"' -c -o $@ $<
 
 # -MMD -MP: each CUDA object depends on every header it includes (the .d files).
 $(BUILD)/cuda/%.o: cuda/%.cu
@@ -247,7 +250,11 @@ $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUI
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 
 # The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
-bench: gpumerge
+$(BUILD)/bench/gen: bench/gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench: gpumerge $(BUILD)/bench/gen
 	@if [ -z "$(NVCC)" ]; then echo "no nvcc: skipping the kernel benchmark"; \
 	elif ! echo 1 | ./gpumerge sort --device=gpu >/dev/null 2>&1; then \
 	  echo "no usable GPU: skipping the kernel benchmark"; \

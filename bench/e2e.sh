@@ -8,7 +8,8 @@
 # Every output is compared with sort's. Each time is the median of REPEAT runs.
 #
 # Usage: bench/e2e.sh [N]     environment: DEVICES (any of cpu gpu auto, default cpu),
-#        REPEAT (default 5), GPUMERGE, DIR (a scratch folder to use and keep, inputs
+#        REPEAT (default 5), REPEAT_GNU (GNU sort's runs, default REPEAT), GEN (the
+#        input generator, default build/bench/gen, else shuf), GPUMERGE, DIR (a scratch folder to use and keep, inputs
 #        reused from run to run). Without DIR the inputs and outputs go to a fresh
 #        folder in SCRATCH_ROOT (default /dev/shm when it has room, so that every
 #        command writes to memory and disk write-back does not add noise to whichever
@@ -36,22 +37,29 @@ GPUMERGE=${GPUMERGE:-./gpumerge}
 export LC_ALL=C
 mkdir -p "$DIR"
 
+GEN=${GEN:-build/bench/gen}
 gen() { # gen COUNT FILE: random signed 32-bit integers
-    shuf -r -n "$1" -i 0-4294967295 | awk '{ print $1 - 2147483648 }' >"$2"
+    if [ -x "$GEN" ]; then
+        "$GEN" "$1" >"$2"
+    else
+        shuf -r -n "$1" -i 0-4294967295 | awk '{ print $1 - 2147483648 }' >"$2"
+    fi
 }
 if [ ! -s "$DIR/r.$N" ]; then
     echo "generating $N random lines in $DIR"
     gen "$N" "$DIR/r.$N"
     half=$((N / 2))
-    head -n "$half" "$DIR/r.$N" | sort -n >"$DIR/a.$N"
-    tail -n +"$((half + 1))" "$DIR/r.$N" | sort -n >"$DIR/b.$N"
+    head -n "$half" "$DIR/r.$N" | sort -n --parallel="$(nproc)" >"$DIR/a.$N"
+    tail -n +"$((half + 1))" "$DIR/r.$N" | sort -n --parallel="$(nproc)" >"$DIR/b.$N"
 fi
 A=$DIR/a.$N B=$DIR/b.$N R=$DIR/r.$N OUT=$DIR/out
 
-# median_time CMD...: median wall time of REPEAT runs, in seconds
+# median_time CMD...: median wall time of REPEAT runs (GNU sort's commands:
+# REPEAT_GNU runs), in seconds
 median_time() {
-    local times=()
-    for _ in $(seq "$REPEAT"); do
+    local times=() n=$REPEAT
+    case $1 in sort_*) n=${REPEAT_GNU:-$REPEAT} ;; esac
+    for _ in $(seq "$n"); do
         local t0 t1
         t0=$(date +%s.%N)
         "$@"

@@ -1,17 +1,19 @@
 /*
- * parse.c - libFuzzer target: core/input's parser on a buffer (split, parse on
- * 1 to 4 threads, gather), against the line-at-a-time reference of reference.h:
+ * parse.c - libFuzzer target: core/input's reader and parser on a buffer (blocks
+ * of 64 bytes and up, parsed on 1 to 4 threads), against the line-at-a-time reference of reference.h:
  * the same keys in the same order, or the same first problem on the same line,
  * with a message that names it.
  *
  * Input: one byte of options (bit 0 ordered, bit 1 descending, bit 2 strict, bits
- * 3-4 threads - 1), then the text, in a buffer of exactly its size so that any
+ * 3-4 threads - 1, bits 5-7 the block size: 0 the default, else 64 << N bytes), then the text, in a buffer of exactly its size so that any
  * read past it is caught by AddressSanitizer.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../core/input.h"
 #include "reference.h"
@@ -36,48 +38,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gm_parse_opts o = { (int)((flags >> 3) & 3) + 1, (int)(flags & 1),
                         (flags & 2) ? -1 : 0, (int)((flags >> 2) & 1) };
 
+    /* The text as a file of its own (a memfd, opened again by name as any input
+     * is), read in blocks as small as 64 bytes so that lines cross blocks. */
+    int mfd = memfd_create("in", 0);
+    CHECK(mfd >= 0);
+    CHECK(len == 0 || write(mfd, text, len) == (ssize_t)len);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", mfd);
+    gm_input_test_block_size(flags >> 5 ? (size_t)64 << (flags >> 5) : 0);
     gm_input in;
-    memset(&in, 0, sizeof in);
-    in.fd = -1;
-    in.name = "in";
-    strcpy(in.shown, "in");
-    in.text = malloc(len ? len : 1);
-    memcpy(in.text, text, len);
-    in.len = len;
+    gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     gm_status st = { GM_OK, "" };
-    int rc = gm_input_split(&in, o.nthreads, &st);
+    int rc = gm_input_open(&in, path, &st);
     CHECK(rc == GM_OK);
-    int32_t *dest = malloc((size_t)(in.nlines ? in.nlines : 1) * sizeof *dest);
-    rc = gm_input_parse(&in, &o, dest, &st);
+    while (!rc && !in.eof)
+        rc = gm_input_read_keys(&in, &o, &kb, &st);
+    gm_input_close(&in);
+    close(mfd);
 
     ref_parse want = ref_read(text, len, o.ordered, o.mask ? -1 : 1, o.strict);
     if (want.prob == REF_OK) {
         CHECK(rc == GM_OK);
-        CHECK(in.nkeys == want.n);
-        int64_t *got = malloc((size_t)(want.n ? want.n : 1) * sizeof *got);
-        if (in.wide) {
-            gm_input_gather(&in, GM_I64, got, o.nthreads);
-        } else {
-            gm_input_gather(&in, GM_I32, dest, o.nthreads);
-            for (int64_t i = 0; i < want.n; i++)
-                got[i] = dest[i];
+        CHECK(kb.n == want.n);
+        for (int64_t i = 0; i < want.n; i++) {
+            CHECK(gm_keybuf_get(&kb, i) == want.keys[i]);
+            CHECK(kb.width == GM_I64 || (want.keys[i] >= INT32_MIN && want.keys[i] <= INT32_MAX));
         }
-        CHECK(want.n == 0 || memcmp(got, want.keys, (size_t)want.n * sizeof *got) == 0);
-        for (int64_t i = 0; i < want.n; i++)
-            CHECK(in.wide || (want.keys[i] >= INT32_MIN && want.keys[i] <= INT32_MAX));
-        free(got);
     } else {
         static const char *const what[] = { "", "not an integer", "out of range",
                                             "disorder" };
         char head[128];
-        snprintf(head, sizeof head, "in:%lld: %s: ", (long long)want.prob_line,
+        snprintf(head, sizeof head, "%s:%lld: %s: ", path, (long long)want.prob_line,
                  what[want.prob]);
         CHECK(rc == (want.prob == REF_DISORDER ? GM_DISORDER : GM_EINPUT));
         CHECK(strncmp(st.msg, head, strlen(head)) == 0);
         CHECK(ref_printable(st.msg));
     }
     free(want.keys);
-    free(dest);
-    gm_input_close(&in);
+    gm_keybuf_free(&kb);
     return 0;
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "helpers.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,27 @@ void ref_merge_i64(const int64_t *a, int64_t m, const int64_t *b, int64_t n, int
         c[k++] = b[j++];
 }
 
+/* The scratch folders this process made, removed when it exits (each Criterion
+ * test runs in a process of its own). */
+static char *scratch[256];
+static int nscratch;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    chmod(path, 0700); /* a test may have taken the permissions away */
+    remove(path);
+    return 0;
+}
+
+static void remove_scratch(void)
+{
+    for (int i = 0; i < nscratch; i++)
+        nftw(scratch[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 char *scratch_dir(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -63,6 +85,10 @@ char *scratch_dir(void)
         abort();
     if (!mkdtemp(path))
         abort();
+    if (nscratch == 0)
+        atexit(remove_scratch);
+    if (nscratch < (int)(sizeof scratch / sizeof scratch[0]))
+        scratch[nscratch++] = strdup(path);
     return path;
 }
 

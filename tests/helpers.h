@@ -23,8 +23,8 @@ void ref_sort_i64(int64_t *a, int64_t n, int order);
 void ref_merge_i64(const int64_t *a, int64_t m, const int64_t *b, int64_t n, int64_t *c,
                    int order);
 
-/* A fresh scratch directory under $TMPDIR (or /tmp); returns its path (static
- * storage per call is not shared: the result is malloc'd). */
+/* A fresh scratch directory under $TMPDIR (or /tmp); returns its path, malloc'd.
+ * The directory and everything in it are removed when the process exits. */
 char *scratch_dir(void);
 /* dir/name, malloc'd. */
 char *path_in(const char *dir, const char *name);

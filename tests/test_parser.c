@@ -47,6 +47,8 @@ static parsed parse_with(const char *text, size_t len, int nthreads, int ordered
     }
     gm_input_close(&in);
     gm_keybuf_free(&kb);
+    unlink(p.path); /* the messages keep only the name */
+    rmdir(dir);
     free(dir);
     return p;
 }
