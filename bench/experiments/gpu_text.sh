@@ -3,8 +3,8 @@
 # the folder that holds the built binary: the host self-test, the checks and the
 # benchmark at LINES (default 100 M), then compute-sanitizer memcheck and racecheck
 # on small sizes. Logs go to OUT (default .). About two minutes at most.
+out=$(realpath "${OUT:-.}")
 cd "$(dirname "$0")" || exit 1
-out=${OUT:-.}
 lines=${1:-100000000}
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 st=0
