@@ -775,26 +775,30 @@ static std::vector<std::string> fixed_texts()
 
 static const char *scratch_dir(u64 bytes);
 
-/* The parse kernels' per-thread work run on the host, thread after thread: newline
- * masks of 16 bytes, parse_one for every line start, the int32 pass then the int64
- * one, and the compaction of blank lines' gaps. */
+/* The parse kernels' per-thread work run on the host, tile after tile and thread
+ * after thread: each tile staged (with its halo) in a copy of its own, newline masks
+ * of 16 bytes, parse_one for every line start, the int32 pass then the int64 one,
+ * and the compaction of blank lines' gaps. */
 template <typename K>
 static parse_summary emulate_pass(const std::string &padded, u64 len, std::vector<K> &keys,
                                   std::vector<uint8_t> &is_key)
 {
     parse_summary sum = { ~0ULL, 0, 0, 0 };
-    const tile_text t = { padded.data(), padded.data(), 0, len };
     u64 nl = 0;
-    if (len > 0)
-        parse_one(t, 0, 0, keys.data(), is_key.data(), &sum);
-    for (u64 pos = 0; pos < len; pos += 16) {
-        uint4 v;
-        memcpy(&v, padded.data() + pos, 16);
-        for (unsigned m = newline_mask(v, pos, len); m; m &= m - 1) {
-            nl++;
-            u64 start = pos + __builtin_ctz(m) + 1;
-            if (start < len)
-                parse_one(t, start, nl, keys.data(), is_key.data(), &sum);
+    for (u64 t0 = 0; t0 < len; t0 += TILE) {
+        std::string staged = padded.substr(t0, TILE + HALO);
+        const tile_text t = { staged.data(), padded.data(), t0, len };
+        if (t0 == 0)
+            parse_one(t, 0, 0, keys.data(), is_key.data(), &sum);
+        for (u64 pos = t0; pos < t0 + TILE; pos += 16) {
+            uint4 v;
+            memcpy(&v, padded.data() + pos, 16);
+            for (unsigned m = newline_mask(v, pos, len); m; m &= m - 1) {
+                nl++;
+                u64 start = pos + __builtin_ctz(m) + 1;
+                if (start < len)
+                    parse_one(t, start, nl, keys.data(), is_key.data(), &sum);
+            }
         }
     }
     sum.nlines = nl + (len > 0 && padded[len - 1] != '\n');
@@ -804,7 +808,8 @@ static parse_summary emulate_pass(const std::string &padded, u64 len, std::vecto
 static ref_result emulate_parse(const std::string &text)
 {
     ref_result r;
-    std::string padded = text + std::string(16, 'x'); /* readable, never a newline */
+    /* readable after the text as on the device; never a newline */
+    std::string padded = text + std::string(TILE + HALO + TILE, 'x');
     std::vector<int32_t> k32(text.size() + 1);
     std::vector<int64_t> k64(text.size() + 1);
     std::vector<uint8_t> is_key(text.size() + 1);
