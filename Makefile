@@ -225,7 +225,7 @@ $(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)
 
 # An experiment, built on demand only (not by make, make test or make bench): parsing
 # and formatting on the GPU against core/input.c and core/output.c's formatter.
-GPU_TEXT_OBJ = $(addprefix $(BUILD)/core/,input.o output.o outfile.o cleanup.o util.o)
+GPU_TEXT_OBJ = $(addprefix $(BUILD)/core/,input.o output.o outfile.o cleanup.o util.o pool.o)
 $(BUILD)/bench/gpu_text: bench/experiments/gpu_text.cu $(GPU_TEXT_OBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \

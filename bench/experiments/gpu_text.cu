@@ -594,7 +594,8 @@ static ref_result ref_parse(const char *t, size_t len)
     return r;
 }
 
-/* core/input.c's parser on text in memory, on nthreads threads. */
+/* core/input.c's parser on text in memory, as one block (gm_input_parse_block) on
+ * nthreads threads, into a key buffer that starts as int32 and widens itself. */
 static ref_result core_parse(const char *t, size_t len, int nthreads, double *seconds,
                              bool keep = true)
 {
@@ -604,25 +605,21 @@ static ref_result core_parse(const char *t, size_t len, int nthreads, double *se
     in.name = "t";
     strcpy(in.shown, "t");
     in.fd = -1;
-    in.text = (char *)t;
-    in.len = len;
+    in.size = (int64_t)len;
+    gm_block blk = { t, len, 1 };
+    gm_keybuf kb = { nullptr, 0, 0, 0, GM_I32 };
+    gm_parse_opts o = { nthreads, 0, 0, 0 };
     gm_status st;
     double t0 = gm_now();
-    if (gm_input_split(&in, nthreads, &st))
-        die("core split: %s", st.msg);
-    /* As the engine does: int32 keys gathered in place, else widened into another
-     * array; fresh (untouched) memory, as from gm_alloc. */
-    int32_t *d32 = (int32_t *)malloc((in.nlines + 1) * sizeof *d32);
-    int64_t *d64 = nullptr;
-    gm_parse_opts o = { nthreads, 0, 0, 0 };
-    int rc = gm_input_parse(&in, &o, d32, &st);
+    int rc = gm_input_parse_block(&in, &blk, &o, &kb, &st);
+    if (seconds)
+        *seconds = gm_now() - t0;
     if (rc == GM_OK) {
-        r.wide = in.wide;
-        if (in.wide) {
-            d64 = (int64_t *)malloc((in.nkeys + 1) * sizeof *d64);
-            gm_input_gather(&in, GM_I64, d64, nthreads);
-        } else {
-            gm_input_gather(&in, GM_I32, d32, nthreads);
+        r.wide = kb.width == GM_I64;
+        if (keep) {
+            r.keys.resize(kb.n);
+            for (int64_t i = 0; i < kb.n; i++)
+                r.keys[i] = gm_keybuf_get(&kb, i);
         }
     } else {
         unsigned long long line = 0;
@@ -631,47 +628,30 @@ static ref_result core_parse(const char *t, size_t len, int nthreads, double *se
         r.bad_line = line;
         r.bad_range = strstr(st.msg, "out of range") != nullptr;
     }
-    if (seconds)
-        *seconds = gm_now() - t0;
-    if (rc == GM_OK && keep) {
-        if (d64)
-            r.keys.assign(d64, d64 + in.nkeys);
-        else
-            r.keys.assign(d32, d32 + in.nkeys);
-    }
-    free(d32);
-    free(d64);
-    r.nlines = in.nlines;
-    in.text = nullptr; /* not ours to free */
+    r.nlines = (u64)in.line;
+    gm_keybuf_free(&kb);
     gm_input_close(&in);
     return r;
 }
 
-/* core/input.c's whole path on a file, as gpumerge runs it: open, mmap, split,
- * parse, gather. Returns the seconds. */
+/* core/input.c's whole path on a file, as gpumerge runs it: open, read in blocks
+ * (preads on every thread), parse each block into a key buffer. Returns the
+ * seconds. */
 static double core_parse_file(const char *path, int nthreads)
 {
     gm_input in;
     gm_status st;
-    double t0 = gm_now();
-    if (gm_input_open(&in, path, &st) || gm_input_load(&in, &st) ||
-        gm_input_split(&in, nthreads, &st))
-        die("core: %s", st.msg);
-    int32_t *d32 = (int32_t *)malloc((in.nlines + 1) * sizeof *d32);
+    gm_keybuf kb = { nullptr, 0, 0, 0, GM_I32 };
     gm_parse_opts o = { nthreads, 0, 0, 0 };
-    if (gm_input_parse(&in, &o, d32, &st))
+    double t0 = gm_now();
+    if (gm_input_open(&in, path, &st))
         die("core: %s", st.msg);
-    int64_t *d64 = nullptr;
-    if (in.wide) {
-        d64 = (int64_t *)malloc((in.nkeys + 1) * sizeof *d64);
-        gm_input_gather(&in, GM_I64, d64, nthreads);
-    } else {
-        gm_input_gather(&in, GM_I32, d32, nthreads);
-    }
+    while (!in.eof)
+        if (gm_input_read_keys(&in, &o, &kb, &st))
+            die("core: %s", st.msg);
     gm_input_close(&in);
     double t = gm_now() - t0;
-    free(d32);
-    free(d64);
+    gm_keybuf_free(&kb);
     return t;
 }
 
@@ -1189,10 +1169,10 @@ template <typename K> static void bench(gpu_bufs &b, u64 n, int nthreads)
     row("H2D text, pinned", len, h2d_text);
     row("GPU parse (count, scan, parse; int32 pass first)", len, gparse);
     row("H2D text + GPU parse, wall clock", len, gparse_wall);
-    row("CPU parse, core/input.c (split, parse, gather)", len, cparse);
+    row("CPU parse, core/input.c (one block in memory)", len, cparse);
     row(sizeof(K) == 4 ? "H2D int32 keys, pinned" : "H2D int64 keys, pinned", kbytes, h2d_keys);
     if (fd >= 0) {
-        row("CPU parse of the file as gpumerge does (mmap first)", len, cparse_file);
+        row("CPU read + parse of the file as gpumerge does", len, cparse_file);
         row("file read into pinned memory, pread", len, rd_pinned);
         row("H2D from a fresh mmap of the file (pageable)", len, h2d_pageable);
         if (reg > 0)
@@ -1256,7 +1236,7 @@ template <typename K> static void bench(gpu_bufs &b, u64 n, int nthreads)
            (cparse + h2d_keys) / (h2d_text + gparse));
     if (fd >= 0)
         printf("      from the file: pread to pinned + ship text + GPU parse %8.2f (overlapped %8.2f)\n"
-               "                     CPU parse of the mapping + ship keys  %8.2f (overlapped %8.2f)"
+               "                     CPU read + parse + ship keys          %8.2f (overlapped %8.2f)"
                "  -> GPU path %.2fx faster\n",
                (rd_pinned + h2d_text + gparse) * 1e3,
                std::max(rd_pinned, std::max(h2d_text, gparse)) * 1e3,
