@@ -9,6 +9,7 @@
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
+#                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     stripped binary, man page, bash completion
 #   make uninstall PREFIX=/usr/local   removes them
 #   make clean
@@ -223,13 +224,20 @@ $(BUILD)/bench/kernels: bench/kernels.cu $(GPU_OBJ) $(BUILD)/core/cpu.o $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 
+# The output floor: every way of writing N bytes into a file or a pipe (no core code).
+$(BUILD)/bench/iofloor: bench/iofloor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
 # The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
 bench: gpumerge
+bench: $(BUILD)/bench/iofloor
 	@if [ -z "$(NVCC)" ]; then echo "no nvcc: skipping the kernel benchmark"; \
 	elif ! echo 1 | ./gpumerge sort --device=gpu >/dev/null 2>&1; then \
 	  echo "no usable GPU: skipping the kernel benchmark"; \
 	else $(MAKE) --no-print-directory $(BUILD)/bench/kernels && $(BUILD)/bench/kernels; fi
 	bash bench/e2e.sh
+	IOFLOOR=$(BUILD)/bench/iofloor bash bench/iofloor.sh
 
 # ---------------------------------------------------------------- install
 

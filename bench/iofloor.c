@@ -3,10 +3,11 @@
  * (random int32 in decimal, one per line, made in memory before any timing) can
  * be put into a regular file or a pipe, by each way a writer can do it: write(2)
  * in blocks; T threads with pwrite(2) on disjoint ranges; T threads copying into a
- * shared mapping (ftruncate or fallocate first, with MADV_HUGEPAGE or
+ * shared mapping (ftruncate or fallocate first, with MADV_HUGEPAGE and/or
  * MADV_POPULATE_WRITE); into a pipe, write(2) or vmsplice(2) (no SPLICE_F_GIFT)
  * with the pipe's default buffer or one enlarged by F_SETPIPE_SZ to
- * /proc/sys/fs/pipe-max-size. Each strategy runs REPEAT times and one TSV line
+ * /proc/sys/fs/pipe-max-size, vmsplice from the text itself or ("fresh") from
+ * a copy of each block in new pages. Each strategy runs REPEAT times and one TSV line
  * gives the median. Its bytes are checked once, outside the timing: a file is
  * read back and compared, a pipe strategy first runs once into a pipe of our own
  * whose reader thread compares. A strategy the target refuses (mmap on a pipe,
@@ -14,7 +15,8 @@
  *
  * A file target is unlinked (standard output: truncated) after every run, outside
  * the timing, so each run creates the file as gpumerge's -o does; "overwrite"
- * rewrites the kept file to show what allocating the pages costs.
+ * rewrites the kept file instead, a reference (not a way to write a new file)
+ * that shows what allocating the file's pages costs.
  *
  * Usage: iofloor [-n BYTES] [-r REPEAT] [-t MAXTHREADS] [-s NAMES] [-l LABEL]
  *                [-o TSV] TARGET         TARGET: a file's path, or - (stdout)
@@ -233,6 +235,7 @@ enum {
     F_FALLOC = 4,    /* fallocate the whole file first */
     F_POPULATE = 8,  /* each thread MADV_POPULATE_WRITEs its range before copying */
     F_KEEP = 16,     /* overwrite the file of the previous run */
+    F_FRESH = 32,    /* vmsplice: each block copied into fresh pages, unmapped after */
 };
 
 typedef struct strat {
@@ -422,18 +425,39 @@ static int run_once(const strat *s, target *t, run_ctx *c, double *secs, char *w
             goto fail;
         break;
     case OP_VMSPLICE:
+        /* The pipe holds references to our pages until its reader has them: pages
+         * written again before then would change what the reader gets. F_FRESH
+         * gives every block pages of its own, never written again (munmap leaves
+         * them to the pipe), as a writer must whose reader may splice them on. */
         for (size_t off = 0; off < n;) {
             size_t len = n - off < s->block ? n - off : s->block;
-            struct iovec iov = {(void *)(src + off), len};
-            ssize_t w = vmsplice(fd, &iov, 1, 0);
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                e = errno;
-                what = "vmsplice";
-                goto fail;
+            const char *from = src + off;
+            char *fresh = NULL;
+            if (s->flags & F_FRESH) {
+                fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                             -1, 0);
+                if (fresh == MAP_FAILED)
+                    die("mmap of %zu bytes: %s", len, strerror(errno));
+                memcpy(fresh, from, len);
+                from = fresh;
             }
-            off += (size_t)w;
+            for (size_t done = 0; done < len;) {
+                struct iovec iov = {(void *)(from + done), len - done};
+                ssize_t w = vmsplice(fd, &iov, 1, 0);
+                if (w < 0) {
+                    if (errno == EINTR)
+                        continue;
+                    e = errno;
+                    what = "vmsplice";
+                    if (fresh)
+                        munmap(fresh, len);
+                    goto fail;
+                }
+                done += (size_t)w;
+            }
+            if (fresh && munmap(fresh, len) != 0)
+                die("munmap: %s", strerror(errno));
+            off += len;
         }
         break;
     case OP_MMAP: {
@@ -815,6 +839,7 @@ int main(int argc, char **argv)
         k = add(list, k, "mmap-huge", OP_MMAP, F_HUGE, ends[e], 0);
         k = add(list, k, "mmap-falloc", OP_MMAP, F_FALLOC, ends[e], 0);
         k = add(list, k, "mmap-populate", OP_MMAP, F_POPULATE, ends[e], 0);
+        k = add(list, k, "mmap-huge-populate", OP_MMAP, F_HUGE | F_POPULATE, ends[e], 0);
     }
     for (int i = 0; i < 3; i++)
         k = add(list, k, "write-bigpipe", OP_WRITE, F_BIGPIPE, 1, pblocks[i] * MIB);
@@ -822,6 +847,9 @@ int main(int argc, char **argv)
         k = add(list, k, "vmsplice", OP_VMSPLICE, 0, 1, pblocks[i] * MIB);
     for (int i = 0; i < 3; i++)
         k = add(list, k, "vmsplice-bigpipe", OP_VMSPLICE, F_BIGPIPE, 1, pblocks[i] * MIB);
+    for (int i = 0; i < 2; i++)
+        k = add(list, k, "vmsplice-fresh", OP_VMSPLICE, F_BIGPIPE | F_FRESH, 1,
+                pblocks[i] * MIB);
 
     double g0 = now();
     char *src = make_text(n, ncpu);
@@ -899,7 +927,8 @@ int main(int argc, char **argv)
         qsort(times, (size_t)repeat, sizeof times[0], cmp_double);
         double med = repeat % 2 ? times[repeat / 2]
                                 : (times[repeat / 2 - 1] + times[repeat / 2]) / 2;
-        int len = snprintf(note, sizeof note, "%s; dirty %ld MB before",
+        int len = snprintf(note, sizeof note, "%s%s; dirty %ld MB before",
+                           s->flags & F_KEEP ? "reference, pages already there; " : "",
                            t.is_pipe ? "checked via own pipe" : "read back ok",
                            dirty < 0 ? -1 : dirty / 1024);
         if (s->op == OP_MMAP && c.huge_kb >= 0)

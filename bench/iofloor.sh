@@ -31,7 +31,7 @@ fi
 export LC_ALL=C
 [ -x "$IOFLOOR" ] || { echo "iofloor.sh: no $IOFLOOR (make $IOFLOOR)" >&2; exit 2; }
 mkdir -p "$(dirname "$TSV")" "$DISK_ROOT"
-: >"$TSV"
+printf 'target\tfs\tstrategy\tthreads\tblock\tmedian_s\tGBps\tmin_s\tmax_s\tnote\n' >"$TSV"
 
 shm= disk=
 trap 'rm -rf "$shm" "$disk"' EXIT
@@ -48,21 +48,9 @@ echo "vm.dirty_ratio $(cat /proc/sys/vm/dirty_ratio), dirty_background_ratio" \
     "$(cat /proc/sys/vm/dirty_expire_centisecs)"
 
 FILE_S=write,falloc-write,overwrite,pwrite,mmap,mmap-huge,mmap-falloc,mmap-populate
-PIPE_S=write,write-bigpipe,vmsplice,vmsplice-bigpipe
+FILE_S=$FILE_S,mmap-huge-populate
+PIPE_S=write,write-bigpipe,vmsplice,vmsplice-bigpipe,vmsplice-fresh
 run() { "$IOFLOOR" -n "$N" -r "$REPEAT" -o "$TSV" "$@"; }
-
-echo; run -l tmpfs -s "$FILE_S" "$shm/out"
-sync -f "$disk"
-echo; run -l disk -s "$FILE_S" "$disk/out"
-echo; run -l pipe-cat -s "$PIPE_S" - | cat >/dev/null
-# The second consumer reads 1 MiB at a time and counts what came: every byte the
-# writer's timed runs sent.
-echo; run -l pipe-1M -s "$PIPE_S" - 2>"$shm/writer.err" | "$IOFLOOR" -C -b 1M 2>"$shm/reader.err"
-cat "$shm/writer.err"
-sent=$(sed -n 's/^iofloor: wrote \([0-9]*\) bytes.*/\1/p' "$shm/writer.err")
-got=$(sed -n 's/^iofloor -C: read \([0-9]*\) bytes.*/\1/p' "$shm/reader.err")
-[ "$sent" = "$got" ] || { echo "iofloor.sh: the 1 MiB reader got $got bytes of $sent" >&2; exit 1; }
-echo "the 1 MiB reader got all $got bytes"
 
 # ---------------------------------------------------------------- the peers
 
@@ -90,7 +78,8 @@ peer() {
     printf '%s\n' "${times[@]}" | sort -g | awk -v l="$label" -v n="$name" -v b="$bytes" \
         -v note="$note" '{ a[NR] = $1 } END {
             m = a[int((NR + 1) / 2)]
-            printf "%s\t%s\tpeer: %s\t1\t0\t%.4f\t%.3f\t%.4f\t%.4f\t%s\n", l, "-", n, m,
+            fs = l == "tmpfs" ? "tmpfs" : l == "disk" ? "disk" : "pipe"
+            printf "%s\t%s\tpeer: %s\t1\t0\t%.4f\t%.3f\t%.4f\t%.4f\t%s\n", l, fs, n, m,
                 b / m / 1e9, a[1], a[NR], note }' >>"$TSV"
 }
 src=$shm/src
@@ -106,6 +95,21 @@ peer disk "dd bs=16M" "$disk/peer" dd_to "$disk/peer"
 peer pipe-cat "cat FILE | cat > /dev/null" - cat_cat
 peer pipe-1M "cat FILE | 1 MiB reader" - cat_1m
 
+# ---------------------------------------------------------------- iofloor
+
+echo; run -l tmpfs -s "$FILE_S" "$shm/out"
+echo; run -l pipe-cat -s "$PIPE_S" - | cat >/dev/null
+sync -f "$disk"
+echo; run -l disk -s "$FILE_S" "$disk/out"
+# The second consumer reads 1 MiB at a time and counts what came: every byte the
+# writer's timed runs sent.
+echo; run -l pipe-1M -s "$PIPE_S" - 2>"$shm/writer.err" | "$IOFLOOR" -C -b 1M 2>"$shm/reader.err"
+cat "$shm/writer.err"
+sent=$(sed -n 's/^iofloor: wrote \([0-9]*\) bytes.*/\1/p' "$shm/writer.err")
+got=$(sed -n 's/^iofloor -C: read \([0-9]*\) bytes.*/\1/p' "$shm/reader.err")
+[ "$sent" = "$got" ] || { echo "iofloor.sh: the 1 MiB reader got $got bytes of $sent" >&2; exit 1; }
+echo "the 1 MiB reader got all $got bytes"
+
 # ---------------------------------------------------------------- summary
 
 echo
@@ -114,8 +118,8 @@ awk -F'\t' 'NR > 1 && $6 != "n/a" {
         b = $5 == 0 ? "-" : $5 / 1048576 "M"
         printf "%-9s %-28s %3s %5s %8s %7s\n", $1, $3, $4, b, $6, $7 }' "$TSV"
 echo
-echo "== the fastest strategy per target, and the fastest peer"
-awk -F'\t' 'NR > 1 && $6 != "n/a" {
+echo "== the fastest strategy per target (overwrite, a reference, left out), and the fastest peer"
+awk -F'\t' 'NR > 1 && $6 != "n/a" && $3 != "overwrite" {
         peer = $3 ~ /^peer:/
         k = $1 SUBSEP peer
         if (!(k in best) || $7 + 0 > best[k] + 0) { best[k] = $7; what[k] = $3 " T=" $4 " block=" $5 }
