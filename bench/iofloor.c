@@ -832,15 +832,13 @@ int main(int argc, char **argv)
         k = add(list, k, "pwrite", OP_PWRITE, 0, th, 16 * MIB);
     for (int th = 1; th <= maxthreads; th *= 2)
         k = add(list, k, "mmap", OP_MMAP, 0, th, 0);
-    int ends[2] = {1, 1};
-    while (ends[1] * 2 <= maxthreads)
-        ends[1] *= 2;
-    for (int e = 0; e < (ends[1] > 1 ? 2 : 1); e++) {
-        k = add(list, k, "mmap-huge", OP_MMAP, F_HUGE, ends[e], 0);
-        k = add(list, k, "mmap-falloc", OP_MMAP, F_FALLOC, ends[e], 0);
-        k = add(list, k, "mmap-populate", OP_MMAP, F_POPULATE, ends[e], 0);
-        k = add(list, k, "mmap-huge-populate", OP_MMAP, F_HUGE | F_POPULATE, ends[e], 0);
-    }
+    int most = 1; /* the variants run on the most threads of the list */
+    while (most * 2 <= maxthreads)
+        most *= 2;
+    k = add(list, k, "mmap-huge", OP_MMAP, F_HUGE, most, 0);
+    k = add(list, k, "mmap-falloc", OP_MMAP, F_FALLOC, most, 0);
+    k = add(list, k, "mmap-populate", OP_MMAP, F_POPULATE, most, 0);
+    k = add(list, k, "mmap-huge-populate", OP_MMAP, F_HUGE | F_POPULATE, most, 0);
     for (int i = 0; i < 3; i++)
         k = add(list, k, "write-bigpipe", OP_WRITE, F_BIGPIPE, 1, pblocks[i] * MIB);
     for (int i = 0; i < 3; i++)

@@ -11,7 +11,8 @@
 #        int32 lines)
 # Environment: IOFLOOR (the program, default build/bench/iofloor), REPEAT
 #        (runs per strategy, median; default 5), TSV (where the table goes,
-#        default build/bench/iofloor.tsv), SHM_ROOT (default /dev/shm), DISK_ROOT
+#        default build/bench/iofloor.tsv), SHM_ROOT (default /dev/shm, or $TMPDIR
+#        or /tmp where /dev/shm is too small, as long as it is tmpfs), DISK_ROOT
 #        (default $TMPDIR or /tmp where that is not tmpfs, else build/ here).
 # Scratch folders are made in SHM_ROOT and DISK_ROOT and removed when the script
 # ends, however it ends.
@@ -21,7 +22,17 @@ N=${1:-1100000000}
 REPEAT=${REPEAT:-5}
 IOFLOOR=${IOFLOOR:-build/bench/iofloor}
 TSV=${TSV:-build/bench/iofloor.tsv}
-SHM_ROOT=${SHM_ROOT:-/dev/shm}
+avail_kb() { df -Pk "$1" | awk 'NR == 2 { print $4 }'; }
+need_kb=$((N / 1024 * 5 / 2)) # the output and the peers' source, with room to spare
+if [ -z "${SHM_ROOT:-}" ]; then
+    for d in /dev/shm "${TMPDIR:-/tmp}" /tmp; do
+        if [ -d "$d" ] && [ "$(stat -f -c %T "$d")" = tmpfs ] && [ "$(avail_kb "$d")" -gt "$need_kb" ]; then
+            SHM_ROOT=$d
+            break
+        fi
+    done
+    [ -n "${SHM_ROOT:-}" ] || { echo "iofloor.sh: no tmpfs with $need_kb kB free (set SHM_ROOT)" >&2; exit 2; }
+fi
 if [ -z "${DISK_ROOT:-}" ]; then
     DISK_ROOT=${TMPDIR:-/tmp}
     if [ "$(stat -f -c %T "$DISK_ROOT")" = tmpfs ]; then
