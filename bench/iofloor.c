@@ -926,7 +926,10 @@ int main(int argc, char **argv)
         double med = repeat % 2 ? times[repeat / 2]
                                 : (times[repeat / 2 - 1] + times[repeat / 2]) / 2;
         int len = snprintf(note, sizeof note, "%s%s; dirty %ld MB before",
-                           s->flags & F_KEEP ? "reference, pages already there; " : "",
+                           s->flags & F_KEEP ? "reference, pages already there; "
+                           : s->op == OP_VMSPLICE && !(s->flags & F_FRESH)
+                               ? "reference, pages the pipe still holds are reused; "
+                               : "",
                            t.is_pipe ? "checked via own pipe" : "read back ok",
                            dirty < 0 ? -1 : dirty / 1024);
         if (s->op == OP_MMAP && c.huge_kb >= 0)
