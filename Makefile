@@ -9,6 +9,7 @@
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
+#                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     stripped binary, man page, bash completion
 #   make uninstall PREFIX=/usr/local   removes them
 #   make clean
@@ -257,17 +258,24 @@ $(BUILD)/bench/gpu_text: bench/experiments/gpu_text.cu $(GPU_TEXT_OBJ)
 	$(NVCC) -O3 -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \
 	  -gencode arch=compute_90,code=compute_90 -o $@ $^ -lpthread
 
-# The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
+# The benchmarks' input.
 $(BUILD)/bench/gen: bench/gen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: gpumerge $(BUILD)/bench/gen
+# The output floor: every way of writing N bytes into a file or a pipe (no core code).
+$(BUILD)/bench/iofloor: bench/iofloor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
+bench: gpumerge $(BUILD)/bench/gen $(BUILD)/bench/iofloor
 	@if [ -z "$(NVCC)" ]; then echo "no nvcc: skipping the kernel benchmark"; \
 	elif ! echo 1 | ./gpumerge sort --device=gpu >/dev/null 2>&1; then \
 	  echo "no usable GPU: skipping the kernel benchmark"; \
 	else $(MAKE) --no-print-directory $(BUILD)/bench/kernels && $(BUILD)/bench/kernels; fi
 	bash bench/e2e.sh
+	IOFLOOR=$(BUILD)/bench/iofloor bash bench/iofloor.sh
 
 # ---------------------------------------------------------------- install
 
