@@ -693,9 +693,6 @@ static int finish(gm_cli *cli, parse_state *ps, gm_status *st)
         }
     }
     cfg->check_quiet = ps->check == 'C';
-    /* The reader and the writer take newline-terminated lines only, so far. */
-    if (cfg->zero_terminated)
-        return die(st, "%s", "option '-z' is not supported: lines must end with a newline");
     return GM_OK;
 }
 

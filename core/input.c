@@ -243,6 +243,15 @@ static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
     return 0;
 }
 
+/* -z: lines end with NUL. Swapping NUL and newline as the bytes arrive lets every
+ * later stage look for newlines; a newline inside a NUL-ended line becomes a NUL,
+ * which no integer holds, so such a line is still reported as not an integer. */
+static void swap_terminators(char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = p[i] == '\0' ? '\n' : p[i] == '\n' ? '\0' : p[i];
+}
+
 /* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
  * an error code with rd->st set. */
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
@@ -274,6 +283,8 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
             int err = pread_parallel(rd, s->buf + have, want);
             if (err)
                 return err;
+            if (in->zero)
+                swap_terminators(s->buf + have, want);
             have += want;
             rd->total += (int64_t)want;
         }
@@ -287,6 +298,8 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
             }
             if (got == 0)
                 eof = 1;
+            if (in->zero)
+                swap_terminators(s->buf + have, (size_t)got);
             have += (size_t)got;
         }
         if (eof) {

@@ -76,6 +76,7 @@ typedef struct gm_input {
     char shown[512];     /* name as it appears in messages */
     int fd;              /* -1 once closed */
     int drained;         /* nothing left to read (a second "-") */
+    int zero;            /* -z: lines end with NUL (swapped with '\n' as they are read) */
     int64_t size;        /* bytes to read when known (regular files), else -1 */
     struct gm_reader *rd;
     int64_t bytes;       /* bytes handed out so far */

@@ -185,6 +185,7 @@ static struct gm_wq *wq_start(int fd, int nbufs)
 struct format_job {
     struct gm_wq *q;
     const gm_keys *keys;
+    char eol;              /* what ends a line: '\n', or '\0' with -z */
     int unique;
     const int64_t *before; /* the key written just before this chunk, or NULL */
     int nblocks;
@@ -200,7 +201,7 @@ struct format_job {
 };
 
 static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
-                           int64_t lo, int64_t hi, char *out)
+                           int64_t lo, int64_t hi, char eol, char *out)
 {
     char *p = out;
     if (unique && lo == 0 && before && hi > 0) {
@@ -215,7 +216,7 @@ static size_t format_block(const gm_keys *keys, int unique, const int64_t *befor
             if (unique && i > 0 && k[i] == k[i - 1])
                 continue;
             p = format_i32(p, k[i]);
-            *p++ = '\n';
+            *p++ = eol;
         }
     } else {
         const int64_t *k = keys->data;
@@ -223,7 +224,7 @@ static size_t format_block(const gm_keys *keys, int unique, const int64_t *befor
             if (unique && i > 0 && k[i] == k[i - 1])
                 continue;
             p = gm_format_i64(p, k[i]);
-            *p++ = '\n';
+            *p++ = eol;
         }
     }
     return (size_t)(p - out);
@@ -252,7 +253,7 @@ static void format_worker(void *ctx, int task)
         int64_t lo = (int64_t)b * per;
         int64_t hi = lo + per < job->keys->n ? lo + per : job->keys->n;
         double t0 = gm_now();
-        size_t len = format_block(job->keys, job->unique, job->before, lo, hi, buf);
+        size_t len = format_block(job->keys, job->unique, job->before, lo, hi, job->eol, buf);
         double t1 = gm_now();
 
         pthread_mutex_lock(&q->lock);
@@ -292,6 +293,7 @@ void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads)
     w->shown = out->shown;
     w->unique = unique;
     w->nthreads = nthreads;
+    w->eol = '\n';
 }
 
 static int writer_error(gm_writer *w, int err, gm_status *st)
@@ -336,6 +338,7 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     job.q = q;
     job.keys = keys;
     job.unique = w->unique;
+    job.eol = w->eol;
     job.before = w->have_last ? &w->last : NULL;
     job.nblocks = (int)((keys->n + block_keys(keys->width) - 1) / block_keys(keys->width));
     job.window = window;

@@ -55,6 +55,7 @@ typedef struct gm_writer {
     int fd;
     const char *shown;
     int unique;          /* drop a key equal to the one written before it */
+    char eol;            /* what ends a line: '\n' (gm_writer_init), or '\0' for -z */
     int nthreads;
     int have_last;
     int64_t last;        /* the last key written (for -u across chunks) */

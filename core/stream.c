@@ -152,6 +152,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         s->open[i] = 1;
         in->drained = s->drained[i];
     }
+    in->zero = s->cfg->zero_terminated;
     return gm_input_start(in, block, st);
 }
 
@@ -742,6 +743,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         rc = gm_output_open_sized(&out, cfg->output, regular_bytes, st);
         have_out = !rc;
         gm_writer_init(&w, &out, cfg->unique, s.nthreads);
+        w.eol = cfg->zero_terminated ? '\0' : '\n';
         s.w = &w;
         if (!rc && op == GM_OP_MERGE)
             rc = spool_aliases(&s, &out, spooled, st);
