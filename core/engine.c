@@ -108,7 +108,7 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (rc != GM_OK) {
         if (cfg->device == GM_DEVICE_GPU)
             return rc;
-        snprintf(rep->reason, sizeof rep->reason, "auto: %.240s", st->msg);
+        snprintf(rep->reason, sizeof rep->reason, "auto: %.120s (%.120s)", st->msg, info.detail);
         return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
     }
     snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
@@ -150,4 +150,16 @@ int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width)
     /* keys and scratch on the device, and a third kept free for the kernels */
     int64_t keys = (int64_t)(info.free_bytes / 3 / (size_t)width);
     return keys > 0 ? keys : 1;
+}
+
+int gm_engine_prepare(const gm_config *cfg, gm_status *st)
+{
+    if (cfg->device != GM_DEVICE_GPU)
+        return GM_OK;
+    gm_gpu_info info;
+    memset(&info, 0, sizeof info);
+    int rc = gm_gpu_probe(&info, st);
+    if (rc != GM_OK && info.detail[0])
+        gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s", info.detail);
+    return rc;
 }

@@ -39,4 +39,9 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
  * 0 when the device sets no limit. The external sort cuts its chunks to it. */
 int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
 
+/* Fails early when --device=gpu has no usable GPU: GM_ENODEV with the reason in
+ * words ("no NVIDIA driver loaded", ...), and under -v the CUDA error behind it.
+ * GM_OK for every other device choice. */
+int gm_engine_prepare(const gm_config *cfg, gm_status *st);
+
 #endif

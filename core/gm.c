@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../cuda/gpu.h"
 #include "cleanup.h"
+#include "engine.h"
 #include "gm.h"
 #include "stream.h"
 #include "util.h"
@@ -76,13 +76,9 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
         return rc;
     tune_malloc();
     gm_fill_std_fds();
-    if (cfg->device == GM_DEVICE_GPU) {
-        /* Fail before reading gigabytes if the GPU cannot be used at all (check too). */
-        gm_gpu_info info;
-        rc = gm_gpu_probe(&info, st);
-        if (rc)
-            return rc;
-    }
+    rc = gm_engine_prepare(cfg, st); /* before reading gigabytes (check too) */
+    if (rc)
+        return rc;
     gm_stream_stats stats;
     rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
     if (!rc && c != GM_OP_CHECK)
