@@ -232,22 +232,6 @@ int gm_outfile_is_input(const gm_outfile *of, int fd)
            sb.st_ino == of->ino;
 }
 
-/* Writes all of buf at fd. Returns 0 or an errno value. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t put = write(fd, buf, len);
-        if (put < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        buf += put;
-        len -= (size_t)put;
-    }
-    return 0;
-}
-
 /* When the rename fails: copies the finished temporary file into the target,
  * which is then truncated and written in place. Returns 0 or an errno value. */
 static int copy_into_target(gm_outfile *of)
@@ -266,7 +250,7 @@ static int copy_into_target(gm_outfile *of)
         if (got < 0 && errno != EINTR)
             err = errno;
         else if (got > 0)
-            err = write_all(of->target_fd, buf, (size_t)got);
+            err = gm_write_all(of->target_fd, buf, (size_t)got);
     }
     close(in);
     return err;

@@ -109,22 +109,6 @@ static inline char *format_i32(char *p, int32_t v)
 
 /* ------------------------------------------------------------------ write */
 
-/* Writes all of buf, retrying short writes. Returns 0 or an errno value. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t put = write(fd, buf, len);
-        if (put < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        buf += put;
-        len -= (size_t)put;
-    }
-    return 0;
-}
-
 /* A block is at most BLOCK_BYTES of text: 65536 int32 keys, or 37449 int64 keys
  * (at most 12 and 21 bytes a line). */
 enum { BLOCK_BYTES = 12 << 16 };
@@ -267,7 +251,7 @@ static void format_worker(void *ctx, int task)
                 int w = job->next_write;
                 pthread_mutex_unlock(&q->lock);
                 double w0 = gm_now();
-                int e = write_all(q->fd, job->buf[w], job->len[w]);
+                int e = gm_write_all(q->fd, job->buf[w], job->len[w]);
                 double w1 = gm_now();
                 pthread_mutex_lock(&q->lock);
                 q->write_time += w1 - w0;

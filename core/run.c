@@ -33,18 +33,10 @@ int gm_run_create(gm_runfile *r, const char *dir, gm_status *st)
 
 static int put_all(gm_runfile *r, const void *buf, size_t len, gm_status *st)
 {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t put = write(r->fd, p, len);
-        if (put < 0) {
-            if (errno == EINTR)
-                continue;
-            return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(errno));
-        }
-        p += put;
-        len -= (size_t)put;
-        r->bytes += put;
-    }
+    int err = gm_write_all(r->fd, buf, len);
+    if (err)
+        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(err));
+    r->bytes += (int64_t)len;
     return GM_OK;
 }
 

@@ -285,3 +285,19 @@ void gm_buf_free(void *p)
     memcpy(&map, base, sizeof map);
     munmap(base, map);
 }
+
+int gm_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t put = write(fd, p, len);
+        if (put < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += put;
+        len -= (size_t)put;
+    }
+    return 0;
+}

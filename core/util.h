@@ -63,4 +63,8 @@ void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st);
 void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st);
 void gm_buf_free(void *p);
 
+/* Writes all of buf at fd, retrying short and interrupted writes. Returns 0 or
+ * an errno value. */
+int gm_write_all(int fd, const void *buf, size_t len);
+
 #endif

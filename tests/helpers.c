@@ -184,3 +184,19 @@ const char *gpumerge_device_arg(void)
     const char *d = getenv("GM_TEST_DEVICE");
     return d && strcmp(d, "gpu") == 0 ? "--device=gpu" : "";
 }
+
+void random_file(rng *r, const char *dir, const char *name, int64_t n, int spread,
+                        int sorted)
+{
+    int64_t *v = malloc((size_t)(n + 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = spread == 0   ? rng_range(r, INT32_MIN, INT32_MAX)
+               : spread == 1 ? (int64_t)rng_next(r)
+                             : rng_range(r, -5, 5);
+    if (sorted)
+        ref_sort_i64(v, n, sorted);
+    char *path = path_in(dir, name);
+    write_keys(path, v, n);
+    free(path);
+    free(v);
+}

@@ -36,6 +36,10 @@ void write_text(const char *path, const char *text);
 char *read_file(const char *path, size_t *len);
 /* Writes n keys, one per line, in canonical decimal. */
 void write_keys(const char *path, const int64_t *keys, int64_t n);
+/* Writes n random keys to dir/name: spread picks the range (0: int32, 1: int64,
+ * 2: a few distinct values); sorted: 0 none, 1 ascending, -1 descending. */
+void random_file(rng *r, const char *dir, const char *name, int64_t n, int spread,
+                 int sorted);
 
 /* Result of a command. */
 typedef struct {

@@ -100,24 +100,6 @@ Test(cli, golden_cases)
 
 /* ---------------------------------------------------------------- vs sort */
 
-/* Writes n random keys to dir/name: spread picks the range (0: int32, 1: int64,
- * 2: a few distinct values); sorted: 0 none, 1 ascending, -1 descending. */
-static void random_file(rng *r, const char *dir, const char *name, int64_t n, int spread,
-                        int sorted)
-{
-    int64_t *v = malloc((size_t)(n + 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = spread == 0   ? rng_range(r, INT32_MIN, INT32_MAX)
-               : spread == 1 ? (int64_t)rng_next(r)
-                             : rng_range(r, -5, 5);
-    if (sorted)
-        ref_sort_i64(v, n, sorted);
-    char *path = path_in(dir, name);
-    write_keys(path, v, n);
-    free(path);
-    free(v);
-}
-
 /* Runs gpumerge and GNU sort in dir and compares their standard output. */
 static void same_as_sort(const char *dir, const char *sub, const char *args,
                          const char *sort_args)

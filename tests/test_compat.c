@@ -100,24 +100,6 @@ static void assert_result(cmd_result *r, int status, const char *out, const char
         cr_assert_str_eq(r->err, err, "%s: standard error", what);
 }
 
-/* Writes n random keys to dir/name (spread 0: int32, 1: int64, 2: -5..5);
- * sorted: 0 no, 1 ascending, -1 descending. */
-static void random_file(rng *r, const char *dir, const char *name, int64_t n, int spread,
-                        int sorted)
-{
-    int64_t *v = malloc((size_t)(n + 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = spread == 0   ? rng_range(r, INT32_MIN, INT32_MAX)
-               : spread == 1 ? (int64_t)rng_next(r)
-                             : rng_range(r, -5, 5);
-    if (sorted)
-        ref_sort_i64(v, n, sorted);
-    char *path = path_in(dir, name);
-    write_keys(path, v, n);
-    free(path);
-    free(v);
-}
-
 /* gpumerge ARGS and sort SORT_ARGS in dir: the same status, output and (after
  * renaming) error output. */
 static void same_as_sort(const char *dir, const char *args, const char *sort_args)
