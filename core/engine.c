@@ -1,13 +1,13 @@
 /*
  * engine.c - device choice and fallback (see engine.h).
  *
- * The rates below are the cost model of --device=auto, measured with -v and
- * bench/e2e.sh on 2026-11-21: on the GPU machine (16 cores, NVIDIA H200, CUDA 13.0,
- * 20 M int32 lines) and on the 2-core development machine (10 M lines).
- * bench/RESULTS.md has the runs. What they say: a GPU run pays about 0.3 s before
- * the first key moves (context, allocations), and copies cross PCIe from pageable
- * memory at about 9 GB/s each way, while 16 cores merge 2.5 G keys/s: a merge is
- * never worth sending to the GPU, and a sort is from about 10^8 keys.
+ * The rates below are the cost model of --device=auto, each with the measurement
+ * it comes from (-v and bench/e2e.sh on the GPU machine, 16 cores and an NVIDIA
+ * H200, and on a 2-core machine; bench/RESULTS.md, "The cost model of
+ * --device=auto"). What they say: a GPU run pays about 0.3 s before the first key
+ * moves (context, allocations), and copies cross PCIe from pageable memory at
+ * about 9 GB/s each way, while 16 cores merge 2.5 G keys/s: a merge is never worth
+ * sending to the GPU, and a sort is from about 10^8 keys.
  */
 #include "engine.h"
 
