@@ -1,6 +1,6 @@
 /*
  * block_sort.cu - the block-sort stage of the GPU merge sort (after the CUDA
- * samples' mergeSort, seeds/002: sort small tiles in shared memory, then merge runs
+ * samples' mergeSort: sort small tiles in shared memory, then merge runs
  * of doubling length), built from the same co-rank and sequential merge as the
  * merge kernels.
  *

@@ -6,7 +6,7 @@
  * merging four runs per pass halves the passes after the block sort. What makes
  * four-way merging hard is the partition: a two-way tile boundary is one co-rank
  * (PMPP 12.3), but a four-way boundary is a point in four runs at once. We find
- * such points from samples, as the CUDA samples' mergeSort (seeds/002) does for
+ * such points from samples, as the CUDA samples' mergeSort does for
  * two runs with its ranks and limits:
  *
  *   1. Sample every S-th key of every run (S: a quarter of a chunk, below). A
