@@ -134,10 +134,12 @@ int64_t gm_input_chunk_first_line(const gm_input *in, int c);
  * call twice. */
 void gm_input_close(gm_input *in);
 
-/* For the tests only: the scalar parser instead of SSE4.1 (on), and a block size
+/* For the tests only: the scalar parser instead of SSE4.1 (on), a block size
  * that overrides every other (0: none), so block boundaries fall where a test
- * wants them. */
+ * wants them, and a regular file read ahead by a reader thread whatever the
+ * number of cores (on). */
 void gm_input_test_scalar(int on);
 void gm_input_test_block_size(size_t bytes);
+void gm_input_test_read_ahead(int on);
 
 #endif
