@@ -808,6 +808,8 @@ Test(stream, merge_two_inputs_in_rounds, .timeout = 60)
                 gm_config c = config();
                 c.reverse = reverse;
                 c.unique = unique;
+                if (wide >= 2)
+                    c.threads = 4; /* the writer thread */
                 char *out;
                 gm_status st;
                 cr_assert_eq(run_op(GM_OP_MERGE, &c, dir, names, 2, &out, &st), GM_OK, "%s", st.msg);
