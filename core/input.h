@@ -7,8 +7,9 @@
  * is read with large read(2)s by a reader thread of its own, which fills one
  * buffer while the consumer parses the other (and pipes get a larger pipe buffer
  * where the system allows); a regular file is read when the block is asked for,
- * by preads of a megabyte or more on all the pool's threads, and the offset is
- * left where read(2) would leave it. A block holds whole lines; the partial line
+ * by preads of a megabyte or more on all the pool's threads, or, on four cores or
+ * more, ahead by a reader thread's preads, and the offset is left where read(2)
+ * would leave it. A block holds whole lines; the partial line
  * at its end is carried to the front of the next block, and a line longer than a
  * block grows the buffer. A regular file whose size at its end differs from its
  * size at the start, or that ends early, is an error ("FILE: file changed while

@@ -27,7 +27,8 @@
 enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
-    MERGE_CORES = 2,               /* per this many threads */
+    MERGE_CORES = 2,               /* per this many threads, */
+    MERGE_SCALE = 8,               /* up to this many times */
     MAX_BLOCK = 4 << 20,           /* per MERGE_CORES threads, for a merge */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
@@ -686,6 +687,8 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
      * threads starting) grow with the threads, so with more threads the rounds are
      * larger, as far as the budget allows. */
     size_t scale = s.nthreads > MERGE_CORES ? (size_t)(s.nthreads / MERGE_CORES) : 1;
+    if (scale > MERGE_SCALE)
+        scale = MERGE_SCALE;
     size_t merge_mem = (size_t)MERGE_MEMORY * scale;
     if (s.budget < merge_mem)
         merge_mem = s.budget;
