@@ -6,11 +6,13 @@
  * memory). For a pipe or a device a thread fills them in turn; the consumer takes
  * a full one, the reader refills the other. The thread is cancelled only inside
  * read(2), so closing an input whose writer never ends (yes | gpumerge merge - |
- * head) does not hang. A regular file on a machine of a few cores needs no
- * thread: the consumer fills the other buffer with parallel preads when it asks
- * for a block (a reader thread would compete with the parser for the cores). With
- * more cores a reader thread reads ahead with plain preads, so the next block is
- * read while the consumer parses, merges and writes the current one.
+ * head) does not hang. A regular file needs no thread: the consumer fills the
+ * other buffer with parallel preads when it asks for a block, which on many cores
+ * read several times faster than one thread can. Where the consumer has other
+ * work between blocks (a merge on four threads or more: on two, a reader thread
+ * competes with the parser for the cores) a reader thread reads ahead with plain
+ * preads instead, so the next block is read while the current one is parsed,
+ * merged and written.
  *
  * Parser: newlines are found first, so each line's length is known before it is
  * parsed. The fast path takes "[-]digits" lines of up to 16 digits: on x86-64
@@ -68,8 +70,7 @@ void gm_input_test_scalar(int on) { force_scalar = on; }
 void gm_input_test_block_size(size_t bytes) { forced_block = bytes; }
 void gm_input_test_read_ahead(int on) { forced_read_ahead = on; }
 
-enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 1 << 20,
-       READ_AHEAD_CORES = 4 /* fewest cores for a reader thread on a regular file */ };
+enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 1 << 20 };
 
 /* ------------------------------------------------------------------ keys */
 
@@ -402,7 +403,7 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
             rd->start = at;
             rd->size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size : at;
             in->size = rd->size - at;
-            if (gm_cpu_count() < READ_AHEAD_CORES && !forced_read_ahead)
+            if (!in->ahead && !forced_read_ahead)
                 return GM_OK; /* read in gm_input_next, no thread */
         }
     } else if (S_ISFIFO(sb.st_mode) && fcntl(in->fd, F_GETPIPE_SZ) < PIPE_BYTES) {

@@ -33,6 +33,7 @@ enum {
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
+    READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
 };
 
 size_t gm_default_budget(void)
@@ -155,6 +156,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
+    in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
     return gm_input_start(in, block, st);
 }
 
