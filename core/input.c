@@ -7,8 +7,12 @@
  * a full one, the reader refills the other. The thread is cancelled only inside
  * read(2), so closing an input whose writer never ends (yes | gpumerge merge - |
  * head) does not hang. A regular file needs no thread: the consumer fills the
- * other buffer with parallel preads, which on many cores read several times
- * faster than one thread can (and on two cost no more than the overlap saved).
+ * other buffer with parallel preads when it asks for a block, which on many cores
+ * read several times faster than one thread can. Where the consumer has other
+ * work between blocks (a merge on four threads or more: on two, a reader thread
+ * competes with the parser for the cores) a reader thread reads ahead with plain
+ * preads instead, so the next block is read while the current one is parsed,
+ * merged and written.
  *
  * Parser: newlines are found first, so each line's length is known before it is
  * parsed. The fast path takes "[-]digits" lines of up to 16 digits: on x86-64
@@ -60,9 +64,11 @@ struct gm_chunk {
 
 static int force_scalar;
 static size_t forced_block;
+static int forced_read_ahead;
 
 void gm_input_test_scalar(int on) { force_scalar = on; }
 void gm_input_test_block_size(size_t bytes) { forced_block = bytes; }
+void gm_input_test_read_ahead(int on) { forced_read_ahead = on; }
 
 enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 1 << 20 };
 
@@ -235,6 +241,8 @@ static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
     job.pieces = (int)(len / PREAD_PIECE) + 1;
     if (job.pieces > gm_cpu_count())
         job.pieces = gm_cpu_count();
+    if (rd->started) /* on the reader thread: the pool is the consumer's */
+        job.pieces = 1;
     gm_parallel_for(job.pieces, job.pieces, pread_piece, &job);
     if (job.err > 0)
         return gm_fail(&rd->st, GM_EIO, "cannot read: %s: %s", rd->in->shown, strerror(job.err));
@@ -395,14 +403,17 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
             rd->start = at;
             rd->size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size : at;
             in->size = rd->size - at;
-            return GM_OK; /* read in gm_input_next, no thread */
+            if (!in->ahead && !forced_read_ahead)
+                return GM_OK; /* read in gm_input_next, no thread */
         }
     } else if (S_ISFIFO(sb.st_mode) && fcntl(in->fd, F_GETPIPE_SZ) < PIPE_BYTES) {
         fcntl(in->fd, F_SETPIPE_SZ, PIPE_BYTES); /* refused above pipe-max-size: fine */
     }
-    if (gm_thread_start(&rd->tid, reader_main, rd) != 0)
+    rd->started = 1; /* before the thread, which reads it */
+    if (gm_thread_start(&rd->tid, reader_main, rd) != 0) {
+        rd->started = 0;
         return gm_fail(st, GM_ENOMEM, "cannot start a reader for %s", in->shown);
-    rd->started = 1;
+    }
     return GM_OK;
 }
 
@@ -421,7 +432,7 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
         return GM_OK;
     }
     double t0 = gm_now();
-    if (rd->regular) { /* fill the other slot here; the current one holds the carry */
+    if (rd->regular && !rd->started) { /* fill the other slot here; the current one holds the carry */
         struct slot *s = &rd->s[rd->next];
         int err = fill(rd, s, rd->cur >= 0 ? &rd->s[rd->cur] : NULL);
         in->wait += gm_now() - t0;

@@ -7,8 +7,9 @@
  * is read with large read(2)s by a reader thread of its own, which fills one
  * buffer while the consumer parses the other (and pipes get a larger pipe buffer
  * where the system allows); a regular file is read when the block is asked for,
- * by preads of a megabyte or more on all the pool's threads, and the offset is
- * left where read(2) would leave it. A block holds whole lines; the partial line
+ * by preads of a megabyte or more on all the pool's threads, or, when the caller
+ * asks (a merge on four threads or more), ahead by a reader thread's preads, and
+ * the offset is left where read(2) would leave it. A block holds whole lines; the partial line
  * at its end is carried to the front of the next block, and a line longer than a
  * block grows the buffer. A regular file whose size at its end differs from its
  * size at the start, or that ends early, is an error ("FILE: file changed while
@@ -77,6 +78,8 @@ typedef struct gm_input {
     int fd;              /* -1 once closed */
     int drained;         /* nothing left to read (a second "-") */
     int zero;            /* -z: lines end with NUL (swapped with '\n' as they are read) */
+    int ahead;           /* a regular file read ahead by a reader thread (set before
+                          * gm_input_start): the consumer has other work between blocks */
     int64_t size;        /* bytes to read when known (regular files), else -1 */
     struct gm_reader *rd;
     int64_t bytes;       /* bytes handed out so far */
@@ -134,10 +137,11 @@ int64_t gm_input_chunk_first_line(const gm_input *in, int c);
  * call twice. */
 void gm_input_close(gm_input *in);
 
-/* For the tests only: the scalar parser instead of SSE4.1 (on), and a block size
+/* For the tests only: the scalar parser instead of SSE4.1 (on), a block size
  * that overrides every other (0: none), so block boundaries fall where a test
- * wants them. */
+ * wants them, and every regular file read ahead by a reader thread (on). */
 void gm_input_test_scalar(int on);
 void gm_input_test_block_size(size_t bytes);
+void gm_input_test_read_ahead(int on);
 
 #endif

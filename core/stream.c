@@ -26,11 +26,14 @@
 
 enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
-    MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most */
-    MAX_BLOCK = 4 << 20,
+    MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
+    MERGE_CORES = 2,               /* per this many threads, */
+    MERGE_SCALE = 8,               /* up to this many times */
+    MAX_BLOCK = 4 << 20,           /* per MERGE_CORES threads, for a merge */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
+    READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
 };
 
 size_t gm_default_budget(void)
@@ -153,6 +156,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
+    in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
     return gm_input_start(in, block, st);
 }
 
@@ -681,8 +685,17 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (s.fan_in > fds)
         s.fan_in = fds > 2 ? fds : 2;
     int k = nnames < s.fan_in ? nnames : s.fan_in;
-    size_t merge_mem = s.budget < MERGE_MEMORY ? s.budget : MERGE_MEMORY;
-    s.merge_block = clamp_size(merge_mem / (6 * (size_t)(k > 0 ? k : 1)), MIN_BLOCK, MAX_BLOCK);
+    /* A merge round's fixed costs (the writer's pipeline filling and draining, the
+     * threads starting) grow with the threads, so with more threads the rounds are
+     * larger, as far as the budget allows. */
+    size_t scale = s.nthreads > MERGE_CORES ? (size_t)(s.nthreads / MERGE_CORES) : 1;
+    if (scale > MERGE_SCALE)
+        scale = MERGE_SCALE;
+    size_t merge_mem = (size_t)MERGE_MEMORY * scale;
+    if (s.budget < merge_mem)
+        merge_mem = s.budget;
+    s.merge_block = clamp_size(merge_mem / (6 * (size_t)(k > 0 ? k : 1)), MIN_BLOCK,
+                               (size_t)MAX_BLOCK * scale);
     s.run_read_keys = (int64_t)clamp_size(s.budget / (8 * 8 * (size_t)s.fan_in), 1024, 1 << 20);
     s.started = s.last_said = gm_now();
 

@@ -185,15 +185,69 @@ Test(output, full_device_is_a_write_error)
 {
     if (access("/dev/full", W_OK) != 0)
         cr_skip_test("no /dev/full here");
+    for (int threads = 1; threads <= 4; threads += 3) { /* 4: the writer thread */
+        gm_output out;
+        gm_status st;
+        gm_output_stats stats;
+        int32_t k[1] = { 1 };
+        gm_keys keys = { k, 1, GM_I32 };
+        cr_assert_eq(gm_output_open(&out, "/dev/full", &st), GM_OK, "written in place");
+        cr_assert_eq(gm_output_write(&out, &keys, 0, threads, &stats, &st), GM_EIO);
+        cr_assert_str_eq(st.msg, "write failed: /dev/full: No space left on device");
+        gm_output_abort(&out);
+    }
+}
+
+/* The streaming writer with its thread: chunk after chunk in order, -u across
+ * chunks, and a write error of an earlier chunk reported by a later call. */
+Test(output, writer_thread_chunks_in_order)
+{
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    int64_t n = 200000;
+    int32_t *k = malloc((size_t)n * sizeof *k);
+    char *want = malloc((size_t)n * 16);
+    size_t o = 0;
+    for (int64_t i = 0; i < n; i++) {
+        k[i] = (int32_t)(i / 2);
+        if (i % 2 == 0)
+            o += (size_t)sprintf(want + o, "%d\n", k[i]);
+    }
     gm_output out;
     gm_status st;
-    gm_output_stats stats;
-    int32_t k[1] = { 1 };
-    gm_keys keys = { k, 1, GM_I32 };
-    cr_assert_eq(gm_output_open(&out, "/dev/full", &st), GM_OK, "written in place");
-    cr_assert_eq(gm_output_write(&out, &keys, 0, 1, &stats, &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "write failed: /dev/full: No space left on device");
-    gm_output_abort(&out);
+    gm_writer w;
+    cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+    gm_writer_init(&w, &out, 1, 4);
+    for (int64_t at = 0, step = 1; at < n; at += step, step = step * 3 + 1) {
+        gm_keys part = { k + at, at + step < n ? step : n - at, GM_I32 };
+        cr_assert_eq(gm_writer_put(&w, &part, &st), GM_OK, "%s", st.msg);
+    }
+    cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+    char *text = read_file(path, NULL);
+    cr_assert(strcmp(text, want) == 0);
+    free(text);
+    unlink(path);
+    if (access("/dev/full", W_OK) == 0) {
+        cr_assert_eq(gm_output_open(&out, "/dev/full", &st), GM_OK);
+        gm_writer_init(&w, &out, 0, 4);
+        int rc = GM_OK;
+        for (int i = 0; i < 50 && rc == GM_OK; i++) {
+            gm_keys part = { k, n, GM_I32 };
+            rc = gm_writer_put(&w, &part, &st);
+        }
+        if (rc == GM_OK)
+            rc = gm_writer_finish(&w, &st);
+        else
+            gm_writer_finish(&w, &(gm_status){ 0 });
+        cr_assert_eq(rc, GM_EIO);
+        cr_assert_str_eq(st.msg, "write failed: /dev/full: No space left on device");
+        gm_output_abort(&out);
+    }
+    free(k);
+    free(want);
+    rmdir(dir);
+    free(dir);
+    free(path);
 }
 
 Test(output, unwritable_directory)

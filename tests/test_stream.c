@@ -561,7 +561,8 @@ Test(stream, stdin_from_its_offset_and_twice)
 
 /* ---------------------------------------------------------------- changes */
 
-Test(stream, file_truncated_while_read)
+/* Read when asked for (ahead 0) or by the reader thread (ahead 1). */
+static void file_truncated_while_read(int ahead)
 {
     char *dir = scratch_dir(), *f = path_in(dir, "f");
     int64_t n = 100000;
@@ -569,8 +570,10 @@ Test(stream, file_truncated_while_read)
     write_keys(f, v, n);
     gm_input in;
     gm_status st;
+    gm_input_test_read_ahead(ahead);
     cr_assert_eq(gm_input_open(&in, f, &st), GM_OK);
     cr_assert_eq(gm_input_start(&in, 4096, &st), GM_OK);
+    gm_input_test_read_ahead(0);
     gm_block b;
     cr_assert_eq(gm_input_next(&in, &b, &st), GM_OK);
     cr_assert_eq(truncate(f, 20000), 0);
@@ -588,6 +591,9 @@ Test(stream, file_truncated_while_read)
     free(dir);
     free(f);
 }
+
+Test(stream, file_truncated_while_read) { file_truncated_while_read(0); }
+Test(stream, file_truncated_while_read_ahead) { file_truncated_while_read(1); }
 
 /* The binary, merging a file that is truncated once the output has started: exit
  * 2 with the message, not a signal. */
@@ -649,14 +655,16 @@ Test(stream, block_boundaries_mid_line_and_crlf, .timeout = 60)
     cr_assert_eq(parse_blocks(f, 0, 0, &ref, &st, &blocks), GM_OK, "%s", st.msg);
     cr_assert_eq(blocks, 1);
     size_t sizes[] = { 16, 17, 64, 100, 1000, 4096 };
-    for (int through_pipe = 0; through_pipe < 2; through_pipe++) {
+    for (int through_pipe = 0; through_pipe < 3; through_pipe++) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-            /* a file (parallel preads), or a pipe fed in odd pieces (the reader thread) */
+            /* a file (parallel preads), a pipe fed in odd pieces (the reader thread),
+             * or a file read ahead by the reader thread */
+            gm_input_test_read_ahead(through_pipe == 2);
             char path[64];
             snprintf(path, sizeof path, "%s", f);
             pid_t pid = -1;
             int fds[2] = { -1, -1 };
-            if (through_pipe) {
+            if (through_pipe == 1) {
                 cr_assert_eq(pipe(fds), 0);
                 pid = fork();
                 if (pid == 0) {
@@ -671,7 +679,8 @@ Test(stream, block_boundaries_mid_line_and_crlf, .timeout = 60)
                 snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
             }
             cr_assert_eq(parse_blocks(path, sizes[s], 0, &got, &st, &blocks), GM_OK, "%s", st.msg);
-            if (through_pipe) {
+            gm_input_test_read_ahead(0);
+            if (through_pipe == 1) {
                 close(fds[0]);
                 waitpid(pid, NULL, 0);
             }
@@ -781,14 +790,15 @@ Test(stream, merge_two_inputs_in_rounds, .timeout = 60)
 {
     gm_input_test_block_size(2048);
     char *dir = scratch_dir(), *names[2] = { path_in(dir, "a"), path_in(dir, "b") };
-    for (int wide = 0; wide < 2; wide++) {
+    for (int wide = 0; wide < 4; wide++) { /* 2, 3: the files read ahead */
+        gm_input_test_read_ahead(wide >= 2);
         for (int reverse = 0; reverse < 2; reverse++) {
             for (int unique = 0; unique < 2; unique++) {
                 int64_t n[2] = { 20000, 7000 }, *all = malloc(27000 * sizeof *all), at = 0;
                 for (int f = 0; f < 2; f++) {
                     int64_t *v = keys_of(DUPLICATES, n[f], (uint64_t)(f + 4 * wide));
                     for (int64_t i = 0; i < n[f]; i++)
-                        v[i] = v[i] * (wide ? 4000000000LL : 1000) + (f ? 1 : 0);
+                        v[i] = v[i] * (wide % 2 ? 4000000000LL : 1000) + (f ? 1 : 0);
                     ref_sort_i64(v, n[f], reverse ? -1 : 1);
                     write_keys(names[f], v, n[f]);
                     memcpy(all + at, v, (size_t)n[f] * sizeof *v);
@@ -798,6 +808,8 @@ Test(stream, merge_two_inputs_in_rounds, .timeout = 60)
                 gm_config c = config();
                 c.reverse = reverse;
                 c.unique = unique;
+                if (wide >= 2)
+                    c.threads = 4; /* the writer thread */
                 char *out;
                 gm_status st;
                 cr_assert_eq(run_op(GM_OP_MERGE, &c, dir, names, 2, &out, &st), GM_OK, "%s", st.msg);
@@ -809,6 +821,7 @@ Test(stream, merge_two_inputs_in_rounds, .timeout = 60)
             }
         }
     }
+    gm_input_test_read_ahead(0);
     free(names[0]);
     free(names[1]);
     rm_rf(dir);
