@@ -281,9 +281,9 @@ bench: gpumerge $(BUILD)/bench/gen $(BUILD)/bench/iofloor
 
 COMPLETIONS = $(PREFIX)/share/bash-completion/completions
 
-install: gpumerge
+install: $(PROG)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPLETIONS)
-	install -m 755 -s gpumerge $(DESTDIR)$(PREFIX)/bin/gpumerge
+	install -m 755 -s $(PROG) $(DESTDIR)$(PREFIX)/bin/gpumerge
 	install -m 644 man/gpumerge.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1
 	install -m 644 completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
 

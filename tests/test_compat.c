@@ -802,10 +802,10 @@ Test(compat, install_and_uninstall, .timeout = 120)
     if (system("command -v make >/dev/null") != 0)
         cr_skip_test("no make here");
     char *root = source_root(), *dest = scratch_dir(), *cmd;
-    /* -o gpumerge: install the binary under test as it is */
-    if (asprintf(&cmd, "env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C '%s' -o gpumerge "
-                       "install DESTDIR='%s' PREFIX=/usr",
-                 root, dest) < 0)
+    /* PROG and -o: install the binary under test as it is */
+    if (asprintf(&cmd, "env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C '%s' PROG='%s' "
+                       "-o '%s' install DESTDIR='%s' PREFIX=/usr",
+                 root, gpumerge_path(), gpumerge_path(), dest) < 0)
         abort();
     cmd_result r = run_sh(NULL, cmd);
     cr_assert_eq(r.status, 0, "make install: %s%s", r.out, r.err);
