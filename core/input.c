@@ -417,6 +417,24 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
     return GM_OK;
 }
 
+/* Hands the filled slot s (the reader's next) out as block b, or its error err. */
+static int hand_out(gm_input *in, struct slot *s, int err, gm_block *b, gm_status *st)
+{
+    struct gm_reader *rd = in->rd;
+    if (err) {
+        *st = rd->st;
+        return err;
+    }
+    rd->cur = rd->next;
+    rd->next ^= 1;
+    b->text = s->buf;
+    b->len = s->len;
+    b->eof = s->eof;
+    rd->ended = s->eof;
+    in->bytes += (int64_t)s->len;
+    return GM_OK;
+}
+
 int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
 {
     if (!in->rd) {
@@ -436,18 +454,7 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
         struct slot *s = &rd->s[rd->next];
         int err = fill(rd, s, rd->cur >= 0 ? &rd->s[rd->cur] : NULL);
         in->wait += gm_now() - t0;
-        if (err) {
-            *st = rd->st;
-            return err;
-        }
-        rd->cur = rd->next;
-        rd->next ^= 1;
-        b->text = s->buf;
-        b->len = s->len;
-        b->eof = s->eof;
-        rd->ended = s->eof;
-        in->bytes += (int64_t)s->len;
-        return GM_OK;
+        return hand_out(in, s, err, b, st);
     }
     pthread_mutex_lock(&rd->lock);
     if (rd->cur >= 0) {
@@ -460,18 +467,7 @@ int gm_input_next(gm_input *in, gm_block *b, gm_status *st)
         pthread_cond_wait(&rd->cv, &rd->lock);
     pthread_mutex_unlock(&rd->lock);
     in->wait += gm_now() - t0;
-    if (s->err) {
-        *st = rd->st;
-        return s->err;
-    }
-    rd->cur = rd->next;
-    rd->next ^= 1;
-    b->text = s->buf;
-    b->len = s->len;
-    b->eof = s->eof;
-    rd->ended = s->eof;
-    in->bytes += (int64_t)s->len;
-    return GM_OK;
+    return hand_out(in, s, s->err, b, st);
 }
 
 static void stop_reader(gm_input *in)
