@@ -38,15 +38,7 @@
 #include "../cuda/kernels.cuh"
 #include "../cuda/testing.h"
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
-                    cudaGetErrorString(e_));                                               \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "bench_check.cuh"
 
 static int REPEAT = 9;
 static const int WARMUP = 2;
