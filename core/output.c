@@ -423,6 +423,33 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     return GM_OK;
 }
 
+int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    int rc = GM_OK;
+    if (!w->q && (rc = gm_outfile_begin(w->file, st)))
+        return rc;
+    int err = 0;
+    if (w->q) {
+        /* Keys handed in before: their blocks go out first. */
+        struct gm_wq *q = w->q;
+        pthread_mutex_lock(&q->lock);
+        while (q->threaded && q->due_count > 0)
+            pthread_cond_wait(&q->changed, &q->lock);
+        err = q->err;
+        pthread_mutex_unlock(&q->lock);
+    }
+    if (!err) {
+        double a = gm_now();
+        err = gm_write_all(w->fd, text, len);
+        w->stats.write += gm_now() - a;
+        if (!err)
+            w->bytes += (int64_t)len;
+    }
+    return err ? writer_error(w, err, st) : GM_OK;
+}
+
 int gm_writer_finish(gm_writer *w, gm_status *st)
 {
     struct gm_wq *q = w->q;

@@ -71,6 +71,13 @@ void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads);
  * Returns as gm_output_write. */
 int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
 
+/* Writes len bytes of text already formatted as gm_writer_put formats keys (whole
+ * lines ending with the writer's eol, -u already applied) in order after the
+ * previous chunks; the GPU's formatter hands its output here. The writer's -u
+ * memory of the last key is not updated: text and keys are not mixed in one
+ * output. Returns as gm_output_write. */
+int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
+
 /* Releases the writer's buffers and adds its write time to the stats. Call it
  * before gm_output_commit (and after an error). Returns GM_OK, or the first write
  * error: GM_EPIPE or GM_EIO ("write failed: FILE: REASON"). */

@@ -257,3 +257,38 @@ Test(output, unwritable_directory)
     cr_assert_eq(gm_output_open(&out, "/nonexistent/dir/out", &st), GM_EIO);
     cr_assert_str_eq(st.msg, "open failed: /nonexistent/dir/out: No such file or directory");
 }
+
+Test(output, text_after_keys_in_order)
+{
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    int32_t k[3] = { -5, 0, 7 };
+    gm_keys keys = { k, 3, GM_I32 };
+    const char *text = "8\n9\n10\n";
+    gm_output out;
+    gm_status st;
+    gm_writer w;
+    for (int threads = 1; threads <= 8; threads *= 8) {
+        cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+        gm_writer_init(&w, &out, 0, threads);
+        cr_assert_eq(gm_writer_put(&w, &keys, &st), GM_OK, "%s", st.msg);
+        cr_assert_eq(gm_writer_put_text(&w, text, strlen(text), &st), GM_OK, "%s", st.msg);
+        cr_assert_eq(gm_writer_put_text(&w, "11\n", 3, &st), GM_OK, "%s", st.msg);
+        cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
+        cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+        char *got = read_file(path, NULL);
+        cr_assert_str_eq(got, "-5\n0\n7\n8\n9\n10\n11\n", "threads %d", threads);
+        free(got);
+    }
+    if (access("/dev/full", W_OK) == 0) {
+        cr_assert_eq(gm_output_open(&out, "/dev/full", &st), GM_OK);
+        gm_writer_init(&w, &out, 0, 2);
+        cr_assert_eq(gm_writer_put_text(&w, text, strlen(text), &st), GM_EIO);
+        cr_assert_str_eq(st.msg, "write failed: /dev/full: No space left on device");
+        gm_writer_finish(&w, &st);
+        gm_output_abort(&out);
+    }
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    free(path);
+}
