@@ -1,10 +1,10 @@
 /*
- * gen.c - writes N random signed 32-bit integers, one per line, to standard
- * output: the benchmarks' input, made at the speed of memory rather than at the
+ * gen.c - writes N random signed 32-bit integers (64-bit with -w), one per line,
+ * to standard output: the benchmarks' input, made at the speed of memory rather than at the
  * speed of shuf and awk. A xorshift64* generator (Vigna) seeded from the command
  * line, so a run is reproducible.
  *
- * Usage: gen N [SEED]
+ * Usage: gen [-w] N [SEED]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,21 +14,21 @@
 
 static uint64_t state;
 
-static uint32_t next(void)
+static uint64_t next(void)
 {
     state ^= state >> 12;
     state ^= state << 25;
     state ^= state >> 27;
-    return (uint32_t)((state * 0x2545F4914F6CDD1DULL) >> 32);
+    return state * 0x2545F4914F6CDD1DULL;
 }
 
 /* Writes v in decimal at p and returns the end. */
-static char *put(char *p, int32_t v)
+static char *put(char *p, int64_t v)
 {
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
     if (v < 0)
         *p++ = '-';
-    char tmp[10];
+    char tmp[20];
     int n = 0;
     do {
         tmp[n++] = (char)('0' + u % 10);
@@ -42,8 +42,11 @@ static char *put(char *p, int32_t v)
 
 int main(int argc, char **argv)
 {
+    int wide = argc > 1 && strcmp(argv[1], "-w") == 0;
+    argv += wide;
+    argc -= wide;
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: gen N [SEED]\n");
+        fprintf(stderr, "usage: gen [-w] N [SEED]\n");
         return 2;
     }
     long long n = atoll(argv[1]);
@@ -51,8 +54,9 @@ int main(int argc, char **argv)
     static char buf[1 << 20];
     size_t at = 0;
     for (long long i = 0; i < n; i++) {
-        at = (size_t)(put(buf + at, (int32_t)next()) - buf);
-        if (at > sizeof buf - 16 || i == n - 1) {
+        uint64_t r = next();
+        at = (size_t)(put(buf + at, wide ? (int64_t)r : (int32_t)(r >> 32)) - buf);
+        if (at > sizeof buf - 32 || i == n - 1) {
             if (fwrite(buf, 1, at, stdout) != at) {
                 perror("gen: write");
                 return 2;
