@@ -82,7 +82,9 @@ if [ "$N_BIG" -gt 0 ]; then
     REPEAT=$REPEAT_BIG
     for w in "" -w; do
         "$GEN" $w "$N_BIG" >"$R"
-        echo "N_BIG=$N_BIG lines ${w:+(int64 keys)}${w:-(int32 keys)}, median of $REPEAT"
+        keys="int32 keys"
+        [ -n "$w" ] && keys="int64 keys"
+        echo "N_BIG=$N_BIG lines ($keys), median of $REPEAT"
         for d in $DEVICES; do
             [ "$d" = auto ] && continue
             row "gpumerge sort --device=$d r -o out" "$(median file_sort "$d")"
