@@ -103,9 +103,9 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
         gm_say(cfg, GM_MSG_VERBOSE, "time: temporary runs %.3f s (writing and reading)", s->spill);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: format and write %.3f s, finish %.3f s (the last blocks, close, rename); "
-           "overlapped within them: format %.3f s a thread, write(2) %.3f s%s",
-           s->write, s->finish, s->format, s->write_syscalls,
-           nthreads >= 4 ? " on the writer thread" : "");
+           "within them, on the pool and the writer thread: format %.3f s a thread, "
+           "write(2) %.3f s",
+           s->write, s->finish, s->format, s->write_syscalls);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA teardown "
            "%.3f s)",
