@@ -81,8 +81,8 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     double cuda = gm_engine_startup(&background);
     double stages = startup + s->open + s->read + s->parse + s->startup_wait + s->engine +
                     s->spill + s->write + s->finish + s->cleanup + teardown;
-    gm_say(cfg, GM_MSG_VERBOSE, "time: start-up %.3f s (the first line of main to the first input)",
-           startup);
+    gm_say(cfg, GM_MSG_VERBOSE, "time: start-up %.3f s (%s to the first input)", startup,
+           cfg->started > 0 ? "the first line of main" : "the call");
     gm_say(cfg, GM_MSG_VERBOSE, "time: open %.3f s (the inputs and the output)", s->open);
     gm_say(cfg, GM_MSG_VERBOSE, "time: read %.3f s (reading files, waiting for pipes)", s->read);
     gm_say(cfg, GM_MSG_VERBOSE, "time: parse %.3f s", s->parse);
@@ -111,8 +111,7 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
            "%.3f s)",
            s->cleanup + teardown, s->cleanup, teardown);
     gm_say(cfg, GM_MSG_VERBOSE,
-           "time: total %.3f s in the process, from the first line of main (the stages above "
-           "%.3f s, the rest %.3f s)",
+           "time: total %.3f s in the process (the stages above %.3f s, the rest %.3f s)",
            total, stages, total - stages);
 }
 
