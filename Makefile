@@ -48,7 +48,7 @@ CORE_SRC += core/outfile.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu
+           cuda/sort.cu cuda/trace.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
+#include "../core/util.h"
 #include "options.h"
 
 enum { EXIT_OK = 0, EXIT_DISORDER = 1, EXIT_TROUBLE = 2 };
@@ -63,10 +64,11 @@ static int report(int rc, const gm_status *st, const gm_config *cfg)
 static int check_each(const gm_cli *cli)
 {
     int status = EXIT_OK;
+    gm_config cfg = cli->config;
     for (int i = 0; i < cli->nfiles; i++) {
         gm_status st = { GM_OK, "" };
-        int code = report(gm_run(GM_OP_CHECK, &cli->config, &cli->files[i], 1, &st), &st,
-                          &cli->config);
+        cfg.last = i == cli->nfiles - 1;
+        int code = report(gm_run(GM_OP_CHECK, &cfg, &cli->files[i], 1, &st), &st, &cfg);
         if (code == EXIT_TROUBLE)
             return code;
         if (code == EXIT_DISORDER) {
@@ -80,6 +82,7 @@ static int check_each(const gm_cli *cli)
 
 int main(int argc, char **argv)
 {
+    double started = gm_now(); /* -v's total counts from here */
     gm_status st = { GM_OK, "" };
     gm_cli cli;
     int code;
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
         code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     } else {
         cli.config.message = print_message;
+        cli.config.started = started;
+        cli.config.last = 1; /* one gm_run, or check_each's last */
         if (cli.op == GM_OP_CHECK && cli.nfiles > 1)
             code = check_each(&cli);
         else

@@ -8,6 +8,11 @@
  * kernel throughput) and takes the faster; it never starts CUDA when the CPU's
  * estimate is already below the GPU's start-up cost alone. If the GPU then fails
  * (not enough device memory, a CUDA error) auto prints a notice and runs the CPU.
+ *
+ * CUDA's start-up (the context) costs about as much as a sort of 10^8 keys on 16
+ * cores, so it is begun early in a thread of its own (gm_engine_warm) whenever a
+ * GPU may be used, and the run goes on reading meanwhile; --device=gpu's early
+ * failure (gm_engine_prepare) is the result of that start-up.
  */
 #ifndef GM_ENGINE_H
 #define GM_ENGINE_H
@@ -21,6 +26,7 @@ typedef struct gm_engine_report {
     char reason[256];     /* why this device */
     char gpu_name[256];
     double h2d, kernel_s, d2h; /* GPU stage times */
+    double startup_wait;  /* waiting for CUDA's start-up inside this call */
     int passes;
     int deduplicated;     /* -u already applied (GPU sort) */
 } gm_engine_report;
@@ -39,9 +45,29 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
  * 0 when the device sets no limit. The external sort cuts its chunks to it. */
 int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
 
-/* Fails early when --device=gpu has no usable GPU: GM_ENODEV with the reason in
- * words ("no NVIDIA driver loaded", ...), and under -v the CUDA error behind it.
- * GM_OK for every other device choice. */
-int gm_engine_prepare(const gm_config *cfg, gm_status *st);
+/* Begins CUDA's start-up in the background (gm_gpu_warm_start) when a GPU may run
+ * this work, so that it overlaps opening, reading and parsing: always for
+ * --device=gpu; for auto when keys, the most keys one engine call of the run is
+ * expected to hold (-1: not known), put the call above the cost model's threshold
+ * (the CPU's estimate at least the GPU's start-up: the test gm_engine_run makes
+ * before it probes); never for --device=cpu, nor for auto's check. Returns 1 when
+ * the start-up has begun (by this call or an earlier one), else 0. */
+int gm_engine_warm(const gm_config *cfg, gm_op op, int64_t keys, int nthreads);
+
+/* --device=gpu's early failure: the result of the start-up gm_engine_warm began
+ * (begun here if it was not). With wait, waits for it; without, sets *done to 0
+ * and returns GM_OK while it still runs (ask again later). Returns GM_ENODEV with
+ * the reason in words ("no usable CUDA device: no NVIDIA driver loaded", ...), and
+ * under -v the CUDA error behind it; GM_OK when the GPU is usable and for every
+ * other device choice (*done 1). */
+int gm_engine_prepare(const gm_config *cfg, int wait, int *done, gm_status *st);
+
+/* CUDA's start-up in this process, for -v: the seconds it took (0 when it never
+ * ran), and in *background whether it ran in the warm start's thread. */
+double gm_engine_startup(int *background);
+
+/* Ends CUDA's part in the process when it was started (gm_gpu_teardown: the
+ * context destroyed now, not in exit's handlers). Returns the seconds it took. */
+double gm_engine_release(void);
 
 #endif

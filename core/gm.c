@@ -2,11 +2,13 @@
  * gm.c - the three operations of gm.h over the streaming data plane (stream.h):
  *
  *   install the temporary-file clean-up and give closed standard descriptors
- *   /dev/null -> fail early when --device=gpu has no GPU
- *   -> stream: open every input, read blocks, parse them on all cores, merge or
- *   sort chunk by chunk (spilling sorted runs to temporary files past the memory
- *   budget), format and write in order -> rename -o's temporary file into place
- *   -> the -v report (budget, runs, passes, and the time of each stage).
+ *   /dev/null -> stream: begin CUDA's start-up when a GPU may be used, open every
+ *   input, read blocks, parse them on all cores (--device=gpu fails here, before
+ *   any output, when the start-up found no GPU), merge or sort chunk by chunk
+ *   (spilling sorted runs to temporary files past the memory budget), format and
+ *   write in order, rename -o's temporary file into place -> on the process's last
+ *   run, end CUDA's part -> the -v report (budget, runs, passes, the time of each
+ *   stage and the total since main's first line).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -21,37 +23,96 @@
 #include "stream.h"
 #include "util.h"
 
-static void print_report(const gm_config *cfg, const char *what, int nins,
-                         const gm_stream_stats *s, int nthreads)
+/* bytes in binary units, as -S reads them (K = 1024). */
+static const char *size_text(double bytes, char *buf, size_t size)
 {
-    if (!cfg->verbose)
-        return;
+    if (bytes >= 1024.0 * 1024 * 1024)
+        snprintf(buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    else if (bytes >= 1024.0 * 1024)
+        snprintf(buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
+    else
+        snprintf(buf, size, "%.1f KiB", bytes / 1024.0);
+    return buf;
+}
+
+/* The calls by op and device, after the device line of a run of several calls. */
+static void say_calls(char *buf, size_t size, const gm_stream_stats *s)
+{
+    static const char *const op[2] = { "sort", "merge" }, *const dev[2] = { "cpu", "gpu" };
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int o = 0; o < 2; o++)
+        for (int d = 0; d < 2; d++)
+            if (s->calls[o][d] && len < size)
+                len += (size_t)snprintf(buf + len, size - len, "; %s: %d on the %s", op[o],
+                                        s->calls[o][d], dev[d]);
+}
+
+/* The plan, then where the time went: the calling thread's stages one by one, which
+ * add up to the run's total but for the rest it names; what other threads did
+ * meanwhile in brackets (overlapped); the total from the program's first line. */
+static void print_report(const gm_config *cfg, const char *what, int nins,
+                         const gm_stream_stats *s, int nthreads, double startup,
+                         double teardown, double total)
+{
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
+    char size[64], calls[256];
     gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
-    gm_say(cfg, GM_MSG_VERBOSE, "memory: budget %.1f MB, %d temporary run%s, %d merge pass%s over them",
-           (double)s->budget / 1e6, s->runs, s->runs == 1 ? "" : "s", s->passes,
-           s->passes == 1 ? "" : "es");
-    if (s->used_engine)
+    gm_say(cfg, GM_MSG_VERBOSE, "memory: budget %s, %d temporary run%s, %d merge pass%s over them",
+           size_text((double)s->budget, size, sizeof size), s->runs, s->runs == 1 ? "" : "s",
+           s->passes, s->passes == 1 ? "" : "es");
+    int ncalls = s->calls[0][0] + s->calls[0][1] + s->calls[1][0] + s->calls[1][1];
+    if (ncalls == 1)
         gm_say(cfg, GM_MSG_VERBOSE, "device: %s", rep->reason);
+    else if (ncalls > 1) {
+        say_calls(calls, sizeof calls, s);
+        gm_say(cfg, GM_MSG_VERBOSE, "device: %s (the largest of %d calls, %lld keys%s)",
+               rep->reason, ncalls, (long long)s->rep_keys, calls);
+    }
     if (gpu)
         gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s, kernel %s, %d merge pass%s%s", rep->gpu_name,
                gm_kernel_name(rep->kernel), rep->passes, rep->passes == 1 ? "" : "es",
                rep->deduplicated ? ", -u on the device" : "");
+
+    int background = 0;
+    double cuda = gm_engine_startup(&background);
+    double stages = startup + s->open + s->read + s->parse + s->startup_wait + s->engine +
+                    s->spill + s->write + s->finish + s->cleanup + teardown;
+    gm_say(cfg, GM_MSG_VERBOSE, "time: start-up %.3f s (%s to the first input)", startup,
+           cfg->started > 0 ? "the first line of main" : "the call");
+    gm_say(cfg, GM_MSG_VERBOSE, "time: open %.3f s (the inputs and the output)", s->open);
     gm_say(cfg, GM_MSG_VERBOSE, "time: read %.3f s (reading files, waiting for pipes)", s->read);
     gm_say(cfg, GM_MSG_VERBOSE, "time: parse %.3f s", s->parse);
-    if (gpu)
+    if (cuda > 0 || s->startup_wait > 0.0005)
         gm_say(cfg, GM_MSG_VERBOSE,
-               "time: %s %.3f s (last chunk: host to device %.3f s, kernels %.3f s, device to host %.3f s)",
-               what, s->engine, rep->h2d, rep->kernel_s, rep->d2h);
+               "time: waiting for CUDA's start-up %.3f s (the start-up took %.3f s, %s)",
+               s->startup_wait, cuda,
+               background ? "begun in the background, overlapped with the stages before"
+                          : "in the run's own thread");
+    if (s->h2d + s->kernel_s + s->d2h > 0)
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: %s %.3f s (on the gpu: host to device %.3f s, kernels %.3f s, device "
+               "to host %.3f s; the rest allocation and the cpu's calls)",
+               what, s->engine, s->h2d, s->kernel_s, s->d2h);
     else
         gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s", what, s->engine);
     if (s->runs > 0)
         gm_say(cfg, GM_MSG_VERBOSE, "time: temporary runs %.3f s (writing and reading)", s->spill);
-    gm_say(cfg, GM_MSG_VERBOSE, "time: format %.3f s, write %.3f s (overlapped: %.3f s in all)",
-           s->format, s->write_syscalls, s->write);
+    gm_say(cfg, GM_MSG_VERBOSE,
+           "time: format and write %.3f s, finish %.3f s (the last blocks, close, rename); "
+           "within them, on the pool and the writer thread: format %.3f s a thread, "
+           "write(2) %.3f s",
+           s->write, s->finish, s->format, s->write_syscalls);
+    gm_say(cfg, GM_MSG_VERBOSE,
+           "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA teardown "
+           "%.3f s)",
+           s->cleanup + teardown, s->cleanup, teardown);
+    gm_say(cfg, GM_MSG_VERBOSE,
+           "time: total %.3f s in the process (the stages above %.3f s, the rest %.3f s)",
+           total, stages, total - stages);
 }
 
 /* Under a memory limit every malloc arena a thread creates reserves 64 MB of
@@ -66,6 +127,7 @@ static void tune_malloc(void)
 
 int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_status *st)
 {
+    double started = cfg->started > 0 ? cfg->started : gm_now();
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
         names = stdin_name;
@@ -76,13 +138,15 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
         return rc;
     tune_malloc();
     gm_fill_std_fds();
-    rc = gm_engine_prepare(cfg, st); /* before reading gigabytes (check too) */
-    if (rc)
-        return rc;
     gm_stream_stats stats;
+    double streaming = gm_now();
     rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
-    if (!rc && c != GM_OP_CHECK)
+    double teardown = cfg->last ? gm_engine_release() : 0;
+    if (!rc && c != GM_OP_CHECK && cfg->verbose) {
+        double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
-                     cfg->threads > 0 ? cfg->threads : gm_cpu_count());
+                     cfg->threads > 0 ? cfg->threads : gm_cpu_count(), streaming - started,
+                     teardown, total);
+    }
     return rc;
 }

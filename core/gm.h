@@ -49,6 +49,10 @@ typedef struct gm_config {
     size_t buffer_size; /* -S: memory budget in bytes; 0 = chosen from the machine */
     const char *tmpdir; /* -T: temporary files; NULL = $TMPDIR, else /tmp */
     int batch_size;     /* --batch-size: most runs merged at once; 0 = default */
+    double started;     /* gm_now() at the program's first line: -v's total counts from
+                           here (0: from gm_run's call) */
+    int last;           /* the process's last gm_run: it ends CUDA's part too (the
+                           context destroyed now, timed, not in exit's handlers) */
     /* Where the core's messages go (no trailing newline in text); NULL: nowhere. */
     void (*message)(void *ctx, gm_message kind, const char *text);
     void *message_ctx;

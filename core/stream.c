@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../cuda/gpu.h"
 #include "cleanup.h"
 #include "cpu.h"
 #include "run.h"
@@ -34,6 +35,9 @@ enum {
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
+    WARM_LINE_BYTES = 4,           /* bytes a line, for the keys a size may hold: a short
+                                    * count errs toward starting CUDA, which costs a
+                                    * thread during a run long enough to hide it */
 };
 
 size_t gm_default_budget(void)
@@ -53,6 +57,8 @@ size_t gm_default_budget(void)
     double avail = (double)sysconf(_SC_AVPHYS_PAGES) * page;
     double total = (double)sysconf(_SC_PHYS_PAGES) * page;
     double mem = avail > total / 8 ? avail : total / 8;
+    if (total > 0 && total * 0.75 < size)
+        size = total * 0.75; /* a quarter of the memory left to everything else */
     if (mem > 0 && mem < size)
         size = mem;
     if (size > (double)(SIZE_MAX / 4))
@@ -110,7 +116,34 @@ struct stream {
     int64_t total_bytes;     /* -1: not known */
     int64_t done_bytes;      /* of inputs already closed */
     int runs_merged;
+    /* the GPU's start-up */
+    int warm;                /* begun (gm_engine_warm) */
+    int device_known;        /* --device=gpu's early check passed (or not a GPU run) */
+    int64_t device_cap[2];   /* gm_engine_max_chunk for int32 and int64, once known */
 };
+
+/* --device=gpu's early failure (gm_engine_prepare): asked without waiting after
+ * every block read, waited for before the first engine call, the first output
+ * byte and the end; once passed, the GPU's chunk limits are known. */
+static int device_check(struct stream *s, int wait, gm_status *st)
+{
+    if (s->device_known)
+        return GM_OK;
+    int done = 0;
+    double a = gm_now();
+    if (wait)
+        gm_trace_push("waiting for CUDA's start-up");
+    int rc = gm_engine_prepare(s->cfg, wait, &done, st);
+    if (wait)
+        gm_trace_pop();
+    s->stats->startup_wait += gm_now() - a;
+    if (rc || !done)
+        return rc;
+    s->device_known = 1;
+    s->device_cap[0] = gm_engine_max_chunk(s->cfg, GM_I32);
+    s->device_cap[1] = gm_engine_max_chunk(s->cfg, GM_I64);
+    return GM_OK;
+}
 
 static int64_t bytes_read(const struct stream *s)
 {
@@ -146,28 +179,33 @@ static void progress(struct stream *s, int final)
 static int input_open(struct stream *s, int i, size_t block, gm_status *st)
 {
     gm_input *in = &s->ins[i];
+    double a = gm_now();
+    int rc = GM_OK;
     if (!s->open[i]) {
-        int rc = gm_input_open(in, s->names[i], st);
-        if (rc) {
+        rc = gm_input_open(in, s->names[i], st);
+        if (rc)
             gm_input_close(in);
-            return rc;
-        }
-        s->open[i] = 1;
+        else
+            s->open[i] = 1;
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
     in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
-    return gm_input_start(in, block, st);
+    if (!rc)
+        rc = gm_input_start(in, block, st);
+    s->stats->open += gm_now() - a;
+    return rc;
 }
 
 static void input_close(struct stream *s, int i)
 {
     if (!s->open[i])
         return;
+    double a = gm_now();
     s->done_bytes += s->ins[i].bytes;
-    s->stats->read += s->ins[i].wait;
     gm_input_close(&s->ins[i]);
     s->open[i] = 0;
+    s->stats->cleanup += gm_now() - a;
 }
 
 /* ------------------------------------------------------------------ merge */
@@ -186,16 +224,28 @@ static int64_t upper_bound(const gm_keybuf *kb, int64_t bound, int64_t mask)
     return lo;
 }
 
-/* The read and parse stages for one block of in (keys onto kb), timed apart. */
+/* The read and parse stages for one block of in (keys onto kb), timed apart; then
+ * whether --device=gpu's start-up has failed meanwhile (its error first). */
 static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_keybuf *kb,
                      gm_status *st)
 {
-    double a = gm_now(), waited = in->wait;
     int64_t before = kb ? kb->n : 0;
-    int rc = gm_input_read_keys(in, o, kb, st);
-    s->stats->parse += gm_now() - a - (in->wait - waited);
+    gm_block b;
+    double a = gm_now();
+    gm_trace_push("read");
+    int rc = gm_input_next(in, &b, st);
+    gm_trace_pop();
+    double c = gm_now();
+    s->stats->read += c - a;
+    if (!rc) {
+        gm_trace_push("parse");
+        rc = gm_input_parse_block(in, &b, o, kb, st);
+        gm_trace_pop();
+        s->stats->parse += gm_now() - c;
+    }
     s->stats->keys += kb ? kb->n - before : 0;
-    return rc;
+    int drc = device_check(s, rc != GM_OK, st);
+    return drc ? drc : rc;
 }
 
 /* Reads into src until it holds a key or is at its end. */
@@ -226,8 +276,13 @@ typedef int (*sink_fn)(struct stream *s, void *ctx, const gm_keys *keys, gm_stat
 static int to_writer(struct stream *s, void *ctx, const gm_keys *keys, gm_status *st)
 {
     (void)ctx;
+    int rc = device_check(s, 1, st); /* before the first byte */
+    if (rc)
+        return rc;
     double a = gm_now();
-    int rc = gm_writer_put(s->w, keys, st);
+    gm_trace_push("format and write");
+    rc = gm_writer_put(s->w, keys, st);
+    gm_trace_pop();
     s->stats->write += gm_now() - a;
     return rc;
 }
@@ -235,22 +290,57 @@ static int to_writer(struct stream *s, void *ctx, const gm_keys *keys, gm_status
 static int to_run(struct stream *s, void *ctx, const gm_keys *keys, gm_status *st)
 {
     double a = gm_now();
+    gm_trace_push("spill");
     int rc = gm_run_put(ctx, keys, st);
+    gm_trace_pop();
     s->stats->spill += gm_now() - a;
     return rc;
+}
+
+/* Counts one engine call (op's keys, its report) in the stats: the calls by op and
+ * device, the GPU's times summed, and the report of the largest call kept for the
+ * plan and device lines of -v. */
+static void tally(struct stream *s, gm_op op, int64_t n, gm_width w, const gm_engine_report *rep)
+{
+    gm_stream_stats *t = s->stats;
+    int gpu = rep->device == GM_DEVICE_GPU;
+    t->calls[op == GM_OP_MERGE][gpu]++;
+    t->startup_wait += rep->startup_wait;
+    t->h2d += rep->h2d;
+    t->kernel_s += rep->kernel_s;
+    t->d2h += rep->d2h;
+    if (!t->used_engine || n >= t->rep_keys) {
+        t->rep = *rep;
+        t->rep_keys = n;
+    }
+    t->used_engine = 1;
+    if (w > t->width)
+        t->width = w;
 }
 
 static int run_engine(struct stream *s, gm_op op, gm_keys *keys, void **scratch,
                       const int64_t *offsets, int nruns, gm_status *st)
 {
+    int rc = device_check(s, 1, st);
+    if (rc)
+        return rc;
+    gm_engine_report rep;
+    int64_t n = keys->n;
     double a = gm_now();
-    int rc = gm_engine_run(s->cfg, op, keys, scratch, offsets, nruns, s->nthreads,
-                           &s->stats->rep, st);
-    s->stats->engine += gm_now() - a;
-    s->stats->used_engine = 1;
-    if (keys->width > s->stats->width)
-        s->stats->width = keys->width;
+    gm_trace_push(op == GM_OP_MERGE ? "merge" : "sort");
+    rc = gm_engine_run(s->cfg, op, keys, scratch, offsets, nruns, s->nthreads, &rep, st);
+    gm_trace_pop();
+    /* the wait for CUDA's start-up inside the call is its own stage */
+    s->stats->engine += gm_now() - a - rep.startup_wait;
+    tally(s, op, n, keys->width, &rep);
     return rc;
+}
+
+/* The calling thread's time in the stages so far. */
+static double staged(const gm_stream_stats *t)
+{
+    return t->open + t->read + t->parse + t->startup_wait + t->engine + t->spill + t->write +
+           t->finish + t->cleanup;
 }
 
 /* Merges the k sources into sink, round by round (see stream.h). */
@@ -263,6 +353,7 @@ static int merge_sources(struct stream *s, struct source *src, int k, sink_fn si
     size_t mcap = 0;
     int rc = cnt && offsets ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
     while (!rc) {
+        double round = gm_now(), before = staged(s->stats);
         for (int i = 0; i < k && !rc; i++)
             rc = refill(s, &src[i], st);
         if (rc)
@@ -322,11 +413,18 @@ static int merge_sources(struct stream *s, struct source *src, int k, sink_fn si
                 /* Two runs on the CPU (what the engine picks for a round of this
                  * size): merged straight from the buffers, without a gather. */
                 double t0 = gm_now();
+                gm_trace_push("merge");
                 gm_cpu_merge2(w, src[a].kb.data, cnt[a], src[b].kb.data, cnt[b], mbuf,
                               s->cfg->reverse, s->nthreads);
+                gm_trace_pop();
                 s->stats->engine += gm_now() - t0;
-                if (w > s->stats->width)
-                    s->stats->width = w;
+                gm_engine_report rep;
+                memset(&rep, 0, sizeof rep);
+                rep.device = GM_DEVICE_CPU;
+                snprintf(rep.reason, sizeof rep.reason, "%s",
+                         s->cfg->device == GM_DEVICE_CPU ? "--device=cpu"
+                                                         : "auto: two runs, merged on the CPU");
+                tally(s, GM_OP_MERGE, total, w, &rep);
                 keys = (gm_keys){ mbuf, total, w };
                 goto merged;
             }
@@ -352,11 +450,15 @@ static int merge_sources(struct stream *s, struct source *src, int k, sink_fn si
         for (int i = 0; i < k; i++)
             gm_keybuf_consume(&src[i].kb, cnt[i]);
         progress(s, 0);
+        /* the round's bounds, gathers and moves are the merge's time too */
+        s->stats->engine += gm_now() - round - (staged(s->stats) - before);
     }
+    double a = gm_now();
     gm_buf_free(mbuf);
     gm_buf_free(sbuf);
     free(cnt);
     free(offsets);
+    s->stats->cleanup += gm_now() - a;
     return rc;
 }
 
@@ -532,13 +634,12 @@ static int sort_op(struct stream *s, gm_status *st)
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
     int sized = 0;
-    /* A chunk the GPU sorts must also fit in its memory. */
-    const int64_t device_cap[2] = { gm_engine_max_chunk(s->cfg, GM_I32),
-                                    gm_engine_max_chunk(s->cfg, GM_I64) };
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
             rc = read_keys(s, &s->ins[i], &o, &kb, st);
+            if (!rc && !s->warm && s->total_bytes < 0) /* a pipe: the keys so far */
+                s->warm = gm_engine_warm(s->cfg, GM_OP_SORT, kb.n, s->nthreads);
             if (!rc && !sized && s->total_bytes > 0 && kb.n > 0) {
                 /* Size the chunk once from the first block's keys per byte: a
                  * buffer that grows as it fills is moved and loses its huge pages. */
@@ -551,7 +652,11 @@ static int sort_op(struct stream *s, gm_status *st)
                 sized = 1;
             }
             int64_t chunk = gm_sort_chunk_keys(s->budget, kb.width);
-            int64_t device = device_cap[kb.width == GM_I64];
+            /* A chunk the GPU sorts must also fit in its memory (known once the
+             * start-up is: it is waited for before a chunk that may be cut). */
+            if (!rc && !s->device_known && kb.n >= chunk)
+                rc = device_check(s, 1, st);
+            int64_t device = s->device_cap[kb.width == GM_I64];
             if (device > 0 && device < chunk)
                 chunk = device;
             while (!rc && (kb.n > chunk || (kb.n == chunk && !s->ins[i].eof)))
@@ -560,6 +665,11 @@ static int sort_op(struct stream *s, gm_status *st)
         }
         input_close(s, i);
     }
+    if (!rc) /* the GPU's chunk limit, had the start-up ended after the last block */
+        rc = device_check(s, 1, st);
+    int64_t device = s->device_cap[kb.width == GM_I64];
+    while (!rc && device > 0 && kb.n > device)
+        rc = spill(s, &kb, device, &scratch, &scratch_bytes, &runs, &nruns, &cap, st);
     if (!rc && nruns == 0) {
         /* Everything fits: sort in memory and write, no temporary file. */
         size_t need = (size_t)kb.n * kb.width;
@@ -582,19 +692,25 @@ static int sort_op(struct stream *s, gm_status *st)
     } else if (!rc) {
         if (kb.n > 0)
             rc = spill(s, &kb, kb.n, &scratch, &scratch_bytes, &runs, &nruns, &cap, st);
+        double a = gm_now();
         gm_keybuf_free(&kb);
         gm_buf_free(scratch);
         scratch = NULL;
+        s->stats->cleanup += gm_now() - a;
         if (!rc) {
             rc = merge_runs(s, runs, nruns, st);
             nruns = 0;
         }
     }
+    double a = gm_now();
+    gm_trace_push("clean-up");
     for (int i = 0; i < nruns; i++)
         gm_run_remove(&runs[i]);
     free(runs);
     gm_keybuf_free(&kb);
     gm_buf_free(scratch);
+    gm_trace_pop();
+    s->stats->cleanup += gm_now() - a;
     return rc;
 }
 
@@ -665,6 +781,7 @@ static int spool_aliases(struct stream *s, const gm_output *out, char **spooled,
 int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
                   gm_stream_stats *stats, gm_status *st)
 {
+    double opening = gm_now();
     struct stream s;
     memset(&s, 0, sizeof s);
     memset(stats, 0, sizeof *stats);
@@ -672,6 +789,9 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     s.cfg = cfg;
     s.op = op;
     s.nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
+    /* --device=gpu: CUDA's start-up begins now, beside everything that follows */
+    s.warm = gm_engine_warm(cfg, op, -1, s.nthreads);
+    gm_trace_push("open");
     s.mask = cfg->reverse ? -1 : 0;
     s.names = names;
     s.nnames = nnames;
@@ -706,6 +826,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         free(s.ins);
         free(s.open);
         free(s.drained);
+        gm_trace_pop();
         return gm_fail(st, GM_ENOMEM, "out of memory");
     }
     /* A second "-" reads what the first left: nothing. */
@@ -746,6 +867,17 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
             s.open[i] = 0;
         }
     }
+    /* auto: CUDA's start-up begins now if the inputs' size makes the GPU a
+     * candidate for the largest engine call (a pipe's sort asks again as it reads) */
+    if (!rc && !s.warm && s.total_bytes > 0) {
+        int64_t bytes = s.total_bytes;
+        if (op == GM_OP_MERGE && (int64_t)merge_mem < bytes)
+            bytes = (int64_t)merge_mem; /* a round holds at most this much */
+        int64_t keys = bytes / WARM_LINE_BYTES, chunk = gm_sort_chunk_keys(s.budget, GM_I32);
+        if (op == GM_OP_SORT && keys > chunk)
+            keys = chunk;
+        s.warm = gm_engine_warm(cfg, op, keys, s.nthreads);
+    }
     gm_output out;
     gm_writer w;
     char **spooled = calloc((size_t)nnames, sizeof *spooled);
@@ -761,6 +893,8 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         if (!rc && op == GM_OP_MERGE)
             rc = spool_aliases(&s, &out, spooled, st);
     }
+    gm_trace_pop();
+    stats->open += gm_now() - opening;
     if (!rc) {
         if (op == GM_OP_MERGE)
             rc = merge_op(&s, st);
@@ -769,18 +903,21 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         else
             rc = check_op(&s, st);
     }
+    if (!rc) /* --device=gpu without a GPU fails even where no engine ran */
+        rc = device_check(&s, 1, st);
     for (int i = 0; i < nnames; i++)
         input_close(&s, i);
     if (have_out) {
+        double a = gm_now();
+        gm_trace_push("finish the output");
         gm_status ignored;
         int frc = gm_writer_finish(&w, rc ? &ignored : st);
         if (!rc)
             rc = frc;
-        if (!rc) {
-            double a = gm_now();
+        if (!rc)
             rc = gm_output_commit(&out, st);
-            stats->write += gm_now() - a;
-        }
+        gm_trace_pop();
+        stats->finish += gm_now() - a;
         if (rc)
             gm_output_abort(&out);
         else if (out.file.kind == GM_OUTFILE_IN_PLACE)
@@ -789,6 +926,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         stats->format = w.stats.format_cpu / s.nthreads;
         stats->write_syscalls = w.stats.write;
     }
+    double a = gm_now();
     for (int i = 0; spooled && i < nnames; i++) {
         if (spooled[i])
             gm_temp_remove(spooled[i]);
@@ -800,5 +938,6 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     free(s.ins);
     free(s.open);
     free(s.drained);
+    stats->cleanup += gm_now() - a;
     return rc;
 }

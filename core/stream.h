@@ -27,8 +27,14 @@
  *
  * Every stage's buffers come from gm_buf_alloc (util.h), chunks go to the engine
  * one at a time (gm_engine_run), and each stage's time is measured around one call
- * here, which is where device-side hooks (pinned staging, overlapped copies) and
- * NVTX ranges go.
+ * here, inside an NVTX range of its name (gm_trace_push), which is where
+ * device-side hooks (pinned staging, overlapped copies) go.
+ *
+ * The GPU's start-up: --device=gpu begins it (gm_engine_warm) before the inputs
+ * are opened; auto once their size (or for a pipe's sort the keys read so far)
+ * makes the largest engine call a candidate for the GPU. --device=gpu's early
+ * failure is the start-up's result, asked after every block without waiting, and
+ * waited for before the first engine call, the first output byte and the end.
  */
 #ifndef GM_STREAM_H
 #define GM_STREAM_H
@@ -37,26 +43,38 @@
 #include "input.h"
 #include "output.h"
 
-/* What a run did, for -v. */
+/* What a run did, for -v. The seconds are the calling thread's, stage by stage,
+ * so that they add up to the time of gm_stream_run; what other threads did
+ * meanwhile (CUDA's start-up, a reader's read-ahead, the writer thread's write(2),
+ * the pool's formatting) overlaps them and is counted apart. */
 typedef struct gm_stream_stats {
     size_t budget;        /* bytes */
-    double read;          /* waiting for the readers */
-    double parse, engine;
+    double open;          /* opening the inputs and the output, and the set-up */
+    double read;          /* reading a block, or waiting for a reader's */
+    double parse, engine; /* engine: the calls less their waits for CUDA's start-up */
+    double startup_wait;  /* waiting for CUDA's start-up */
     double spill;         /* writing and reading temporary runs */
     double write;         /* handing chunks to the writer (formatting and writing) */
-    double format;        /* formatting, per thread */
-    double write_syscalls;/* inside write(2) */
+    double finish;        /* the writer's last blocks, the output's close and rename */
+    double cleanup;       /* closing the inputs, freeing the buffers */
+    double format;        /* formatting, per thread (inside write and finish) */
+    double write_syscalls;/* inside write(2), on whichever thread */
     int runs;             /* sorted runs spilled (sort chunks, merge batches) */
     int passes;           /* merge passes over them (the last into the output) */
     int64_t keys;         /* keys read */
     gm_width width;       /* widest chunk */
     int used_engine;
-    gm_engine_report rep; /* the last chunk's */
+    int calls[2][2];      /* engine calls: [sort, merge][cpu, gpu] */
+    double h2d, kernel_s, d2h; /* the GPU's copies and kernels, over all its calls */
+    gm_engine_report rep; /* the largest call's (most keys): the device that did the
+                             bulk of the work, and why */
+    int64_t rep_keys;     /* its keys */
 } gm_stream_stats;
 
 /* The default memory budget, as GNU sort's default_sort_size: half the smaller of
- * RLIMIT_DATA and RLIMIT_AS, at most 15/16 of RLIMIT_RSS, at most the available
- * physical memory (or an eighth of the total, whichever is more). */
+ * RLIMIT_DATA and RLIMIT_AS, at most 15/16 of RLIMIT_RSS, at most three quarters
+ * of the physical memory, and at most the available physical memory (or an eighth
+ * of the total, whichever is more). */
 size_t gm_default_budget(void);
 
 /* Keys of the given width in one sorted chunk under this budget (the runs of the

@@ -1,13 +1,16 @@
 /*
  * device.cu - device management: the probe that finds the device and creates its
- * context (and says in words why there is none), the mapping of CUDA errors to
- * statuses, the check that a job fits in device memory, and the device facts the
- * launchers read.
+ * context (and says in words why there is none), run in the caller's thread or
+ * started early in a thread of its own (the warm start), the context's teardown,
+ * the mapping of CUDA errors to statuses, the check that a job fits in device
+ * memory, and the device facts the launchers read.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -39,6 +42,8 @@ bool gm_dependent_launches()
 static int probe_rc;
 static gm_gpu_info probe_info;
 static char probe_msg[512];
+static std::atomic<bool> probe_finished{ false };
+std::atomic<bool> gm_cuda_touched{ false };
 
 /* Launched never: asking for its attributes tells whether the fat binary holds code
  * this device can run, and for which architecture. */
@@ -86,6 +91,9 @@ static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_
 static std::once_flag probe_once;
 static void probe_device()
 {
+    gm_cuda_touched = true;
+    gm_trace_push("cuda start-up");
+    auto began = std::chrono::steady_clock::now();
     int count = 0;
     cudaDeviceProp prop;
     cudaFuncAttributes attr;
@@ -124,6 +132,10 @@ static void probe_device()
         gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
     }
+    probe_info.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    probe_finished = true;
+    gm_trace_pop();
 }
 
 extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
@@ -134,6 +146,11 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (probe_rc != GM_OK)
         return gm_fail(st, GM_ENODEV, "%s", probe_msg);
     return GM_OK;
+}
+
+extern "C" int gm_gpu_probe_done(void)
+{
+    return probe_finished;
 }
 
 /* ------------------------------------------------------------------ warm start */
@@ -157,11 +174,24 @@ extern "C" void gm_gpu_warm_start(void)
         try {
             if (atexit(join_warm_thread) != 0)
                 return;
+            gm_cuda_touched = true;
             warm_thread = std::thread([] { std::call_once(probe_once, probe_device); });
         } catch (...) {
             /* no thread: the first gm_gpu_probe does the work instead */
         }
     });
+}
+
+extern "C" void gm_gpu_teardown(void)
+{
+    /* the warm start's once_flag is left set: a warm start after this is not
+     * needed (the next GPU call makes a context) and would need a new thread */
+    join_warm_thread();
+    if (probe_finished && probe_rc == GM_OK) {
+        gm_trace_push("cuda teardown");
+        cudaDeviceReset();
+        gm_trace_pop();
+    }
 }
 
 /* ------------------------------------------------------------------ memory */

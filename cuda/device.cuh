@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <vector>
 
 #include "check.cuh"
@@ -26,6 +27,10 @@ extern device_facts gm_device;
 
 /* The choices forced by the tests (testing.h): all zero in the shipped binary. */
 extern gm_gpu_choices gm_forced;
+
+/* Set once CUDA's start-up has been asked for (the probe, the warm start), for
+ * testing.h's gm_gpu_test_cuda_touched. */
+extern std::atomic<bool> gm_cuda_touched;
 
 /* Device allocations released when the scope ends, whatever the path. Each has 16
  * bytes of slack after its last key: the chunked loads copy whole 16-byte chunks. */
@@ -47,6 +52,14 @@ struct device_buffers {
         *p = (T *)raw;
         return GM_OK;
     }
+};
+
+/* An NVTX range (gm_trace_push) over a scope. */
+struct trace_range {
+    explicit trace_range(const char *name) { gm_trace_push(name); }
+    ~trace_range() { gm_trace_pop(); }
+    trace_range(const trace_range &) = delete;
+    trace_range &operator=(const trace_range &) = delete;
 };
 
 /* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
@@ -90,10 +103,15 @@ template <typename K> struct device_job {
     int start(const gm_keys *host, int64_t ncor, size_t extra, gm_status *st)
     {
         size_t n = (size_t)host->n;
-        int rc = check_fits(2 * n * sizeof(K) + (size_t)ncor * sizeof(int64_t) + extra, st);
-        if (rc || (rc = mem.alloc(&keys, n, st)) || (rc = mem.alloc(&other, n, st)) ||
-            (rc = mem.alloc(&coranks, (size_t)ncor, st)) || (rc = ev.create(st)))
-            return rc;
+        int rc;
+        {
+            trace_range range("gpu: allocate");
+            rc = check_fits(2 * n * sizeof(K) + (size_t)ncor * sizeof(int64_t) + extra, st);
+            if (rc || (rc = mem.alloc(&keys, n, st)) || (rc = mem.alloc(&other, n, st)) ||
+                (rc = mem.alloc(&coranks, (size_t)ncor, st)) || (rc = ev.create(st)))
+                return rc;
+        }
+        trace_range range("gpu: host to device");
         GM_CUDA(cudaEventRecord(ev.e[0], s), st);
         GM_CUDA(cudaMemcpyAsync(keys, host->data, n * sizeof(K), cudaMemcpyHostToDevice, s), st);
         GM_CUDA(cudaEventRecord(ev.e[1], s), st);
@@ -104,6 +122,7 @@ template <typename K> struct device_job {
     int finish(gm_keys *host, const K *result, int64_t count, gm_gpu_times *times,
                gm_status *st)
     {
+        trace_range range("gpu: device to host (after the kernels)");
         GM_CUDA(cudaEventRecord(ev.e[2], s), st);
         GM_CUDA(cudaMemcpyAsync(host->data, result, (size_t)count * sizeof(K),
                                 cudaMemcpyDeviceToHost, s),

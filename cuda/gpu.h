@@ -25,6 +25,8 @@ typedef struct gm_gpu_info {
     size_t free_bytes, total_bytes;
     char detail[256]; /* after a failed probe: the CUDA error behind the message, by
                          name and CUDA's own words (for -v); else empty */
+    double seconds;   /* how long the probe took: CUDA's initialisation and the
+                         context's creation (0 without CUDA) */
 } gm_gpu_info;
 
 /* Stage times of one GPU operation, in seconds. */
@@ -46,6 +48,23 @@ int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
  * next gm_gpu_probe, merge or sort waits for it and reports its result. Calling it
  * more than once, or not at all, is harmless. */
 void gm_gpu_warm_start(void);
+
+/* Whether the probe has run to its end (gm_gpu_probe then returns at once); never
+ * waits. 0 when it has not begun. */
+int gm_gpu_probe_done(void);
+
+/* Ends CUDA's part in the process: waits for a warm start still running, then
+ * destroys the context if the probe made one (cudaDeviceReset), so that exit has
+ * nothing of CUDA's left to do. Device memory the engine still held is freed with
+ * it. Touches nothing when CUDA was never started. A GPU call after it makes a new
+ * context. */
+void gm_gpu_teardown(void);
+
+/* NVTX ranges around the stages (trace.cu): push opens a range named name on the
+ * calling thread, pop closes the innermost one. No cost worth measuring unless a
+ * tool (Nsight Systems) is attached; nothing at all in a build without CUDA. */
+void gm_trace_push(const char *name);
+void gm_trace_pop(void);
 
 /* Merges the nruns sorted runs of keys (run r is [offsets[r], offsets[r+1])) in
  * place on the GPU with the given kernel (GM_KERNEL_AUTO: the tuned choice for this

@@ -105,24 +105,27 @@ static int merge_on_gpu(gm_keys *keys, const int64_t *offsets, int nruns, int re
 
     std::vector<int64_t> bounds(offsets, offsets + nruns + 1);
     int passes = 0;
-    while (bounds.size() > 2) {
-        int64_t runs = (int64_t)bounds.size() - 1;
-        pass_desc d{};
-        d.n = n;
-        d.npairs = (runs + 1) / 2;
-        d.dependent = true; /* the merge kernel on its partition: see gm_after_previous */
-        if (runs % 2)
-            bounds.push_back(bounds.back()); /* the odd run gets an empty partner */
-        rc = merge_pass<K>(used, job.keys, job.other, d, bounds.data(), d_meta, mask,
-                           job.coranks, job.s, st);
-        if (rc)
-            return rc;
-        std::vector<int64_t> next;
-        for (size_t r = 0; r < bounds.size(); r += 2)
-            next.push_back(bounds[r]);
-        bounds.swap(next);
-        std::swap(job.keys, job.other);
-        passes++;
+    {
+        trace_range range("gpu: merge kernels (launches)");
+        while (bounds.size() > 2) {
+            int64_t runs = (int64_t)bounds.size() - 1;
+            pass_desc d{};
+            d.n = n;
+            d.npairs = (runs + 1) / 2;
+            d.dependent = true; /* the merge kernel on its partition: see gm_after_previous */
+            if (runs % 2)
+                bounds.push_back(bounds.back()); /* the odd run gets an empty partner */
+            rc = merge_pass<K>(used, job.keys, job.other, d, bounds.data(), d_meta, mask,
+                               job.coranks, job.s, st);
+            if (rc)
+                return rc;
+            std::vector<int64_t> next;
+            for (size_t r = 0; r < bounds.size(); r += 2)
+                next.push_back(bounds[r]);
+            bounds.swap(next);
+            std::swap(job.keys, job.other);
+            passes++;
+        }
     }
     times->passes = passes;
     return job.finish(keys, job.keys, n, times, st);

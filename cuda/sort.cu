@@ -102,13 +102,17 @@ static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
         return rc;
     K *sorted;
     int passes;
-    rc = sort_on_device<K>(job.keys, job.other, n, mask, used, job.coranks, &sorted, &passes,
-                           job.s, st);
+    {
+        trace_range range("gpu: sort kernels (launches)");
+        rc = sort_on_device<K>(job.keys, job.other, n, mask, used, job.coranks, &sorted,
+                               &passes, job.s, st);
+    }
     if (rc)
         return rc;
     times->passes = passes;
     int64_t n_out = n;
     if (unique) {
+        trace_range range("gpu: unique");
         K *to = sorted == job.keys ? job.other : job.keys;
         int64_t *d_count = job.coranks; /* the co-ranks are no longer needed */
         size_t temp_bytes = 0;

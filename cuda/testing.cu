@@ -30,3 +30,8 @@ extern "C" int64_t gm_gpu_sort_tile(gm_width width)
 {
     return width == GM_I32 ? tiles<int32_t>::SORT_TILE : tiles<int64_t>::SORT_TILE;
 }
+
+extern "C" int gm_gpu_test_cuda_touched(void)
+{
+    return gm_cuda_touched;
+}

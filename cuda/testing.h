@@ -50,6 +50,11 @@ void gm_gpu_force(const gm_gpu_choices *c);
 int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width);
 int64_t gm_gpu_sort_tile(gm_width width);
 
+/* Whether this process has begun CUDA's start-up (the probe, or the warm start's
+ * thread): 0 while CUDA has not been touched. In a build without CUDA, whether
+ * the stub's probe or warm start was called. */
+int gm_gpu_test_cuda_touched(void);
+
 #ifdef __cplusplus
 }
 #endif

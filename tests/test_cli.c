@@ -336,7 +336,38 @@ Test(cli, gpu_requested_without_a_gpu)
     r = run_sh(dir, "\"$GPUMERGE\" sort --device=auto in");
     assert_result(&r, 0, "1\n2\n", "");
     cmd_free(&r);
-    free(p), free(dir);
+    /* the failure comes before any output: -o is neither created nor changed, from
+     * a file, a merge, a pipe, an empty input, and with -v */
+    write_text(p, "1\n2\n");
+    char *kept = path_in(dir, "kept");
+    write_text(kept, "old\n");
+    const char *cmds[] = {
+        "sort --device=gpu in -o out",
+        "merge --device=gpu in in -o out",
+        "cat in | \"$GPUMERGE\" sort --device=gpu - -o out",
+        "printf '' | \"$GPUMERGE\" sort --device=gpu -o out",
+        "sort -v --device=gpu in -o out",
+        "sort --device=gpu in -o kept",
+        "merge --device=gpu in -o kept",
+    };
+    char *out = path_in(dir, "out");
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *cmd;
+        if (asprintf(&cmd, "\"$GPUMERGE\" %s", cmds[i]) < 0)
+            abort();
+        r = run_sh(dir, cmd);
+        cr_assert_eq(r.status, 2, "%s: status %d", cmds[i], r.status);
+        const char *msg = strstr(r.err, "gpumerge: no usable CUDA device: ");
+        cr_assert(msg != NULL && strstr(r.err, "time: ") == NULL, "%s: %s", cmds[i], r.err);
+        cr_assert_str_eq(r.out, "", "%s", cmds[i]);
+        cr_assert_neq(access(out, F_OK), 0, "%s created out", cmds[i]);
+        char *text = read_file(kept, NULL);
+        cr_assert_str_eq(text, "old\n", "%s changed kept", cmds[i]);
+        free(text);
+        cmd_free(&r);
+        free(cmd);
+    }
+    free(out), free(kept), free(p), free(dir);
 }
 
 Test(cli, data_too_large_for_the_gpu)
@@ -430,9 +461,18 @@ Test(cli, help_version_verbose)
     cr_assert_str_eq(r.out, "1\n2\n");
     cr_assert(strstr(r.err, "gpumerge: plan: sort 1 input, 2 keys, int32") != NULL, "%s", r.err);
     cr_assert(strstr(r.err, "3 threads") != NULL, "%s", r.err);
-    const char *stages[] = { "time: read", "time: parse", "time: sort", "format", "write" };
-    for (int i = 0; i < 5; i++)
+    /* every stage of the run, then its total, last */
+    const char *stages[] = { "time: start-up", "time: open", "time: read", "time: parse",
+                             "time: sort", "time: format and write", "time: clean-up",
+                             "gpumerge: time: total " };
+    for (size_t i = 0; i < sizeof stages / sizeof *stages; i++)
         cr_assert(strstr(r.err, stages[i]) != NULL, "-v lacks %s: %s", stages[i], r.err);
+    const char *total = strstr(r.err, "gpumerge: time: total ");
+    cr_assert(strstr(total, " s in the process (the stages above ") != NULL, "%s", total);
+    cr_assert(strstr(r.err, "time: start-up ") != NULL &&
+                  strstr(r.err, " s (the first line of main to the first input)") != NULL,
+              "%s", r.err);
+    cr_assert_eq(strchr(total, '\n'), r.err + strlen(r.err) - 1, "not the last line: %s", r.err);
     cmd_free(&r);
     /* every kernel name is accepted; on the CPU they change nothing */
     const char *kernels[] = { "auto", "basic", "tiled", "circular" };

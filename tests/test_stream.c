@@ -5,7 +5,8 @@
  * across runs and int64 keys first met in a late block; temporary files gone after
  * success, error and signals; a full temporary directory; more inputs than
  * RLIMIT_NOFILE; a file truncated while read; block boundaries (a block ending
- * mid-line, CRLF split, errors in a late block with their file:line).
+ * mid-line, CRLF split, errors in a late block with their file:line); when CUDA's
+ * start-up begins (never for auto on small inputs); -v's device line and stages.
  *
  * Most cases run in-process through gm_run with a gm_config filled in (the -S,
  * -T and --batch-size fields), checked against qsort; the pipe and signal cases
@@ -15,6 +16,8 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #include "../core/gm.h"
 #include "../core/input.h"
 #include "../core/stream.h"
+#include "../cuda/testing.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -111,12 +115,14 @@ static int run_op(gm_op op, gm_config *c, const char *dir, char **names, int n, 
     return rc;
 }
 
-/* Number from the -v line "memory: budget X MB, R temporary runs, P merge passes". */
+/* Numbers from the -v line "memory: budget X UNIT, R temporary runs, P merge passes". */
 static void runs_and_passes(int *runs, int *passes)
 {
-    const char *p = strstr(said, "MB, ");
+    const char *p = strstr(said, "memory: budget ");
     cr_assert_not_null(p, "no memory line in: %s", said);
-    *runs = atoi(p + 4);
+    p = strstr(p, "B, ");
+    cr_assert_not_null(p, "no budget in: %s", said);
+    *runs = atoi(p + 3);
     p = strstr(p, "runs, ") ? strstr(p, "runs, ") + 6 : strstr(p, "run, ") + 5;
     *passes = atoi(p);
 }
@@ -750,7 +756,124 @@ Test(stream, default_budget_follows_the_limits)
     waitpid(pid, &status, 0);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "budget under RLIMIT_AS is not half of it");
     cr_assert_gt(gm_default_budget(), 0);
+    /* sort's quarter of the physical memory left to everything else */
+    double total = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    cr_assert_leq((double)gm_default_budget(), total * 0.75 + 1);
 }
+
+/* ---------------------------------------------------------------- CUDA's start-up */
+
+Test(stream, auto_leaves_cuda_alone_on_small_inputs)
+{
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_text(in, "1\n2\n3\n");
+    gm_config c = config();
+    c.device = GM_DEVICE_AUTO;
+    char *out;
+    gm_status st;
+    gm_op ops[] = { GM_OP_SORT, GM_OP_MERGE, GM_OP_CHECK };
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(run_op(ops[i], &c, dir, &in, 1, &out, &st), GM_OK, "%s", st.msg);
+        free(out);
+    }
+    /* a pipe: the keys read so far stay far below the threshold */
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(write(p[1], "5\n4\n", 4), 4);
+    close(p[1]);
+    dup2(p[0], STDIN_FILENO);
+    close(p[0]);
+    cr_assert_eq(run_op(GM_OP_SORT, &c, dir, NULL, 0, &out, &st), GM_OK, "%s", st.msg);
+    cr_assert_str_eq(out, "4\n5\n");
+    free(out);
+    cr_assert_eq(gm_gpu_test_cuda_touched(), 0, "auto touched CUDA on a 3-line input");
+    cr_assert(strstr(said, "CUDA's start-up") == NULL, "%s", said);
+    rm_rf(dir);
+    free(in), free(dir);
+}
+
+Test(stream, auto_begins_cuda_for_a_large_sort_only)
+{
+    gm_config c = config();
+    c.device = GM_DEVICE_AUTO;
+    cr_assert_eq(gm_engine_warm(&c, GM_OP_SORT, 1000, 2), 0);
+    cr_assert_eq(gm_engine_warm(&c, GM_OP_CHECK, (int64_t)1 << 40, 2), 0);
+    c.device = GM_DEVICE_CPU;
+    cr_assert_eq(gm_engine_warm(&c, GM_OP_SORT, (int64_t)1 << 40, 2), 0);
+    cr_assert_eq(gm_gpu_test_cuda_touched(), 0);
+    c.device = GM_DEVICE_AUTO;
+    cr_assert_eq(gm_engine_warm(&c, GM_OP_SORT, (int64_t)1 << 40, 2), 1);
+    cr_assert_eq(gm_gpu_test_cuda_touched(), 1);
+}
+
+Test(stream, device_gpu_begins_cuda_and_fails_before_writing)
+{
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_text(in, "3\n1\n2\n");
+    gm_config c = config();
+    c.device = GM_DEVICE_GPU;
+    char *out;
+    gm_status st;
+    int rc = run_op(GM_OP_SORT, &c, dir, &in, 1, &out, &st);
+    cr_assert_eq(gm_gpu_test_cuda_touched(), 1);
+    if (rc == GM_OK) {
+        cr_assert_str_eq(out, "1\n2\n3\n");
+        cr_assert(strstr(said, "time: waiting for CUDA's start-up") != NULL, "%s", said);
+    } else {
+        cr_assert_eq(rc, GM_ENODEV, "%s", st.msg);
+        cr_assert(strncmp(st.msg, "no usable CUDA device: ", 23) == 0, "%s", st.msg);
+        cr_assert_null(out, "an output file after the failure");
+        /* an empty input too, where no engine runs */
+        char *empty = path_in(dir, "empty");
+        write_text(empty, "");
+        cr_assert_eq(run_op(GM_OP_SORT, &c, dir, &empty, 1, &out, &st), GM_ENODEV);
+        cr_assert_null(out);
+        free(empty);
+    }
+    free(out);
+    rm_rf(dir);
+    free(in), free(dir);
+}
+
+/* ---------------------------------------------------------------- -v */
+
+Test(stream, verbose_accounts_for_every_stage, .timeout = 60)
+{
+    size_t budget = 64 << 10;
+    int64_t n = gm_sort_chunk_keys(budget, GM_I32) * 3;
+    int64_t *v = keys_of(UNIFORM, n, 31);
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_keys(in, v, n);
+    gm_config c = config();
+    c.device = GM_DEVICE_AUTO;
+    c.buffer_size = budget;
+    c.tmpdir = dir;
+    char *out;
+    gm_status st;
+    cr_assert_eq(run_op(GM_OP_SORT, &c, dir, &in, 1, &out, &st), GM_OK, "%s", st.msg);
+    free(out);
+    const char *lines[] = { "time: start-up ", "time: open ", "time: read ", "time: parse ",
+                            "time: sort ", "time: temporary runs ", "time: format and write ",
+                            "time: clean-up ", "time: total " };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        cr_assert(strstr(said, lines[i]) != NULL, "-v lacks '%s': %s", lines[i], said);
+    /* the external sort's device line names the largest call, and counts them all */
+    cr_assert(strstr(said, "device: auto: ") != NULL, "%s", said);
+    cr_assert(strstr(said, "(the largest of ") != NULL, "%s", said);
+    cr_assert(strstr(said, "; sort: 3 on the cpu; merge: ") != NULL, "%s", said);
+    /* the total is the stages and the rest */
+    double total, stages, rest;
+    const char *t = strstr(said, "time: total ");
+    cr_assert_eq(sscanf(t, "time: total %lf s in the process (the stages above %lf s, the rest "
+                           "%lf s)",
+                        &total, &stages, &rest),
+                 3, "%s", t);
+    cr_assert_leq(stages, total + 0.0015, "%s", t);
+    cr_assert(fabs(total - stages - rest) <= 0.0015, "%s", t);
+    rm_rf(dir);
+    free(v), free(in), free(dir);
+}
+
 
 Test(stream, progress_lines_only_when_asked)
 {
