@@ -39,6 +39,13 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
  * 0 when the device sets no limit. The external sort cuts its chunks to it. */
 int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
 
+/* Whether a sort of bytes of text, all in memory, takes the GPU's text path
+ * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model
+ * says the path beats the CPU's read, parse, sort and format, start-up included.
+ * why gets the reason in words, for -v. */
+int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
+                        size_t size);
+
 /* Fails early when --device=gpu has no usable GPU: GM_ENODEV with the reason in
  * words ("no NVIDIA driver loaded", ...), and under -v the CUDA error behind it.
  * GM_OK for every other device choice. */

@@ -36,3 +36,11 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
 void gm_gpu_warm_start(void)
 {
 }
+
+int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *times,
+                     gm_status *st)
+{
+    (void)job, (void)times;
+    memset(res, 0, sizeof *res);
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
