@@ -250,14 +250,6 @@ $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUI
                        $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
 
-# An experiment, built on demand only (not by make, make test or make bench): parsing
-# and formatting on the GPU against core/input.c and core/output.c's formatter.
-GPU_TEXT_OBJ = $(addprefix $(BUILD)/core/,input.o output.o outfile.o cleanup.o util.o pool.o)
-$(BUILD)/bench/gpu_text: bench/experiments/gpu_text.cu bench/bench_check.cuh $(GPU_TEXT_OBJ)
-	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \
-	  -gencode arch=compute_90,code=compute_90 -o $@ $(filter-out %.cuh,$^) -lpthread
-
 # The benchmarks' input.
 $(BUILD)/bench/gen: bench/gen.c
 	@mkdir -p $(dir $@)

@@ -148,7 +148,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     char why[512] = "";
     if (!ok || total > budget / 2 || total == 0 ||
         !gm_engine_text_path(cfg, total, nthreads, why, sizeof why)) {
-        if (ok && why[0])
+        if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         free(f);
         return GM_ETEXT;
@@ -205,7 +205,8 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         rep->kernel = t.kernel_used;
         snprintf(rep->reason, sizeof rep->reason, "%s", why);
         gm_gpu_info info;
-        if (gm_gpu_probe(&info, NULL) == GM_OK)
+        gm_status ignored;
+        if (gm_gpu_probe(&info, &ignored) == GM_OK)
             snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
         rep->h2d = t.h2d;
         rep->kernel_s = t.kernel;
