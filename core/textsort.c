@@ -197,8 +197,10 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     double t2 = gm_now();
     gm_buf_free(text);
     if (rc == GM_OK) {
-        for (int i = 0; i < nins; i++) /* where read(2) would leave them */
+        for (int i = 0; i < nins; i++) { /* where read(2) would leave them */
             lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);
+            ins[i].bytes = f[i].size;
+        }
         gm_engine_report *rep = &stats->rep;
         memset(rep, 0, sizeof *rep);
         rep->device = GM_DEVICE_GPU;
