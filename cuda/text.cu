@@ -358,7 +358,7 @@ static double now_seconds()
 
 /* ------------------------------------------------------------------ steps */
 
-/* Scratch of cub's device-wide algorithms, grown as needed within the job. */
+/* Scratch of one call of cub's device-wide algorithms, released with the job. */
 static int cub_temp(text_job &j, size_t bytes, void **p, gm_status *st)
 {
     unsigned char *t = nullptr;
