@@ -44,11 +44,11 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
 
 CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
            core/run.c core/stream.c core/gm.c
-CORE_SRC += core/outfile.c
+CORE_SRC += core/outfile.c core/textsort.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu cuda/trace.cu
+           cuda/sort.cu cuda/text.cu cuda/trace.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -249,14 +249,6 @@ $(BUILD)/bench/kernels.o: bench/kernels.cu
 $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpu.o \
                        $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
-
-# An experiment, built on demand only (not by make, make test or make bench): parsing
-# and formatting on the GPU against core/input.c and core/output.c's formatter.
-GPU_TEXT_OBJ = $(addprefix $(BUILD)/core/,input.o output.o outfile.o cleanup.o util.o pool.o)
-$(BUILD)/bench/gpu_text: bench/experiments/gpu_text.cu bench/bench_check.cuh $(GPU_TEXT_OBJ)
-	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \
-	  -gencode arch=compute_90,code=compute_90 -o $@ $(filter-out %.cuh,$^) -lpthread
 
 # The benchmarks' input.
 $(BUILD)/bench/gen: bench/gen.c

@@ -38,6 +38,32 @@ static const struct {
     .gpu_sort = 2.3e10,            /* merge sort, 2^28 int32 keys in 11.4 ms */
 };
 
+/* The sort's text path (core/textsort.c): the whole text on the device, parsed and
+ * formatted there, against the CPU's read, parse and format of the same text. The
+ * write is the same for both and left out. Rates: bench/RESULTS.md, "Parsing and
+ * formatting on the GPU" (H200, 16 cores, 1.1 GB of int32 lines) and "The GPU
+ * sort's text path" (-v of the product on an H100 with 16 cores: 1.1 GB read in
+ * 0.054 s, copied to the device through the staging ring in 0.033-0.042 s). */
+static const struct {
+    double cpu_read_parse_per_thread; /* bytes/s of a file read and parsed, one thread */
+    double cpu_read_parse_max;
+    double cpu_format_per_thread;     /* bytes/s formatted, one thread */
+    double cpu_format_max;
+    double read;                      /* bytes/s read into memory by the pool's preads */
+    double staged;                    /* bytes/s each way through the pinned staging ring */
+    double gpu_text;                  /* bytes/s parsed and formatted on the device */
+    double bytes_per_key;             /* random int32 lines, the newline included */
+} text_rate = {
+    .cpu_read_parse_per_thread = 3.3e8, /* 16 threads: 1.1 GB in 0.207 s */
+    .cpu_read_parse_max = 5.3e9,
+    .cpu_format_per_thread = 4.2e8,     /* 16 threads: 1.1 GB in 0.162 s */
+    .cpu_format_max = 6.8e9,
+    .read = 2.0e10,                     /* 16 threads into fresh pageable memory */
+    .staged = 2.6e10,                   /* copy into the ring overlapped with the DMA */
+    .gpu_text = 2.0e11,                 /* parse 1.1 GB in 4.0 ms, format in 1.4 ms */
+    .bytes_per_key = 11.0,
+};
+
 static double cpu_estimate(gm_op op, int64_t n, int nthreads)
 {
     double per = op == GM_OP_MERGE ? rate.cpu_merge_per_thread : rate.cpu_sort_per_thread;
@@ -156,6 +182,43 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     rep->device = GM_DEVICE_CPU;
     snprintf(rep->reason, sizeof rep->reason, "auto: fell back to the CPU");
     return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
+}
+
+int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
+                        size_t size)
+{
+    why[0] = 0;
+    if (cfg->device == GM_DEVICE_CPU)
+        return 0;
+    double b = (double)bytes, n = b / text_rate.bytes_per_key, t = (double)nthreads;
+    double rp = text_rate.cpu_read_parse_per_thread * t, fm = text_rate.cpu_format_per_thread * t;
+    rp = rp < text_rate.cpu_read_parse_max ? rp : text_rate.cpu_read_parse_max;
+    fm = fm < text_rate.cpu_format_max ? fm : text_rate.cpu_format_max;
+    double cpu_t = b / rp + b / fm + cpu_estimate(GM_OP_SORT, (int64_t)n, nthreads);
+    double gpu_t = b / text_rate.read + 2 * b / text_rate.staged + b / text_rate.gpu_text +
+                   n / rate.gpu_sort;
+    if (cfg->device == GM_DEVICE_AUTO && cpu_t < rate.gpu_start + gpu_t) {
+        snprintf(why, size, "auto: cpu estimate %.3f s, gpu text path %.3f s with start-up",
+                 cpu_t, rate.gpu_start + gpu_t);
+        return 0;
+    }
+    if (cfg->device == GM_DEVICE_GPU) {
+        /* gm_engine_prepare has asked for the device already; the text is read
+         * before CUDA is needed again. */
+        snprintf(why, size, "--device=gpu, text path");
+        return 1;
+    }
+    gm_gpu_info info;
+    gm_status st;
+    /* A start-up still running is not waited for: the text is read meanwhile, and
+     * the sort finds out (a failed start-up then leaves the sort to the CPU). */
+    if (gm_gpu_probe_done() && gm_gpu_probe(&info, &st) != GM_OK) {
+        snprintf(why, size, "auto: %.200s", st.msg);
+        return 0;
+    }
+    snprintf(why, size, "auto: gpu text path estimate %.3f s with start-up, cpu %.3f s",
+             rate.gpu_start + gpu_t, cpu_t);
+    return 1;
 }
 
 int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width)

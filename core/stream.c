@@ -23,6 +23,7 @@
 #include "cleanup.h"
 #include "cpu.h"
 #include "run.h"
+#include "textsort.h"
 #include "util.h"
 
 enum {
@@ -625,6 +626,11 @@ static int spill(struct stream *s, gm_keybuf *kb, int64_t count, void **scratch,
 
 static int sort_op(struct stream *s, gm_status *st)
 {
+    if (s->total_bytes > 0) { /* every input's size known: the GPU may take the text */
+        int rc = gm_text_sort(s->cfg, s->ins, s->nnames, s->nthreads, s->budget, s->w, s->stats, st);
+        if (rc != GM_ETEXT)
+            return rc;
+    }
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     void *scratch = NULL;
     size_t scratch_bytes = 0;

@@ -23,7 +23,9 @@
  * sorted by the engine and written as a run; at the end the runs are merged k-way
  * with the fan-in (more passes when there are more runs), the last pass streamed
  * to the output, as GNU sort does. Input that fits in one chunk never touches a
- * temporary file: it is sorted in memory and written.
+ * temporary file: it is sorted in memory and written. Regular files whose text fits
+ * the budget may instead go to the GPU as text (textsort.h), which parses, sorts
+ * and formats them there; a line it declines brings the sort back here.
  *
  * Every stage's buffers come from gm_buf_alloc (util.h), chunks go to the engine
  * one at a time (gm_engine_run), and each stage's time is measured around one call

@@ -32,6 +32,7 @@ typedef struct gm_gpu_info {
 /* Stage times of one GPU operation, in seconds. */
 typedef struct gm_gpu_times {
     double h2d, kernel, d2h;
+    double parse, format; /* gm_gpu_sort_text: the parse and format kernels (in kernel) */
     int passes;          /* merge passes run (sort: after the block sort) */
     gm_kernel kernel_used;
 } gm_gpu_times;
@@ -79,6 +80,47 @@ int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
  * Same returns as gm_gpu_merge. */
 int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
+
+/* The text path of a sort: the input's text goes to the device whole, is parsed
+ * there (the grammar of core/input.h: [blanks][+|-]digits[blanks][\r] lines ending
+ * with eol, blank lines skipped, the last line's eol optional, int32 keys while
+ * every value fits, else int64), sorted (as gm_gpu_sort), formatted there
+ * (canonical decimal, each line ending with eol) and handed back in pieces. */
+
+/* Copies len bytes from src to dst; the caller's (parallel) memcpy. */
+typedef void (*gm_copy_fn)(void *ctx, void *dst, const void *src, size_t len);
+/* Takes the next len bytes of output (whole lines, in order). Returns GM_OK or an
+ * error status, which ends the sort with it. */
+typedef int (*gm_text_sink)(void *ctx, const char *text, size_t len, gm_status *st);
+
+typedef struct gm_text_job {
+    const char *text;   /* host memory, any kind (copied through pinned staging) */
+    size_t len;
+    char eol;           /* '\n', or '\0' for -z */
+    int reverse, unique;
+    gm_kernel kernel;
+    gm_copy_fn copy;    /* NULL: memcpy */
+    void *copy_ctx;
+    gm_text_sink sink;
+    void *sink_ctx;
+} gm_text_job;
+
+typedef struct gm_text_result {
+    int64_t keys;       /* keys parsed */
+    int64_t written;    /* keys handed to the sink (fewer with unique) */
+    uint64_t bytes;     /* bytes handed to the sink */
+    gm_width width;
+    double sink;        /* seconds spent in the sink */
+} gm_text_result;
+
+/* Sorts job's text on the GPU, handing the formatted result to job->sink. Returns
+ * GM_OK; GM_ETEXT when the device's parser meets a line it does not take (not an
+ * integer, out of range) or the text does not fit in device memory, before
+ * anything reaches the sink (the caller then runs the CPU's path, which names the
+ * line: its parser is the reference for messages); the sink's error; GM_EDEVMEM,
+ * GM_ECUDA or GM_ENODEV (res->bytes says whether output was handed out before). */
+int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *times,
+                     gm_status *st);
 
 #ifdef __cplusplus
 }

@@ -61,3 +61,11 @@ void gm_trace_push(const char *name)
 void gm_trace_pop(void)
 {
 }
+
+int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *times,
+                     gm_status *st)
+{
+    (void)job, (void)times;
+    memset(res, 0, sizeof *res);
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}

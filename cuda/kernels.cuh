@@ -105,4 +105,11 @@ template <typename K>
 int sort_on_device(K *d_keys, K *d_tmp, int64_t n, K mask, gm_kernel kernel, int64_t *d_cor,
                    K **out, int *passes, cudaStream_t s, gm_status *st);
 
+/* -u: the first of each run of equal keys of the n sorted keys, into to; *n_out
+ * their number (d_count: one int64 of device scratch; cub's scratch from mem). */
+struct device_buffers;
+template <typename K>
+int unique_on_device(const K *sorted, K *to, int64_t n, int64_t *d_count, device_buffers &mem,
+                     int64_t *n_out, cudaStream_t s, gm_status *st);
+
 #endif

@@ -89,6 +89,22 @@ template <typename K> int64_t sort_scratch_entries(int64_t n)
     return two > four ? two : four;
 }
 
+template <typename K>
+int unique_on_device(const K *sorted, K *to, int64_t n, int64_t *d_count, device_buffers &mem,
+                     int64_t *n_out, cudaStream_t s, gm_status *st)
+{
+    size_t temp_bytes = 0;
+    GM_CUDA(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted, to, d_count, n, s), st);
+    unsigned char *temp = nullptr;
+    int rc = mem.alloc(&temp, temp_bytes, st);
+    if (rc)
+        return rc;
+    GM_CUDA(cub::DeviceSelect::Unique(temp, temp_bytes, sorted, to, d_count, n, s), st);
+    GM_CUDA(cudaMemcpyAsync(n_out, d_count, sizeof *n_out, cudaMemcpyDeviceToHost, s), st);
+    GM_CUDA(cudaStreamSynchronize(s), st);
+    return GM_OK;
+}
+
 /* A sort whose passes use kernel `used` (never AUTO). */
 template <typename K>
 static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
@@ -114,15 +130,9 @@ static int sort_on_gpu(gm_keys *keys, int reverse, int unique, gm_kernel used,
     if (unique) {
         trace_range range("gpu: unique");
         K *to = sorted == job.keys ? job.other : job.keys;
-        int64_t *d_count = job.coranks; /* the co-ranks are no longer needed */
-        size_t temp_bytes = 0;
-        GM_CUDA(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted, to, d_count, n, job.s), st);
-        unsigned char *temp = nullptr;
-        if ((rc = job.mem.alloc(&temp, temp_bytes, st)))
+        /* the co-ranks are no longer needed: one holds the count */
+        if ((rc = unique_on_device<K>(sorted, to, n, job.coranks, job.mem, &n_out, job.s, st)))
             return rc;
-        GM_CUDA(cub::DeviceSelect::Unique(temp, temp_bytes, sorted, to, d_count, n, job.s), st);
-        GM_CUDA(cudaMemcpyAsync(&n_out, d_count, sizeof n_out, cudaMemcpyDeviceToHost, job.s), st);
-        GM_CUDA(cudaStreamSynchronize(job.s), st);
         sorted = to;
     }
     return job.finish(keys, sorted, n_out, times, st);
@@ -151,6 +161,8 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
                               int64_t *, cudaStream_t, gm_status *);                       \
     template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
                                    cudaStream_t, gm_status *);                              \
-    template int64_t sort_scratch_entries<K>(int64_t);
+    template int64_t sort_scratch_entries<K>(int64_t);                                     \
+    template int unique_on_device<K>(const K *, K *, int64_t, int64_t *, device_buffers &,  \
+                                     int64_t *, cudaStream_t, gm_status *);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)

@@ -1,12 +1,14 @@
 /*
  * testing.cu - testing.h: the setter of the forced choices and the tile sizes the
- * tests probe around. Linked into the test binaries and the benchmark only.
+ * tests probe around, and the text path's parser and formatter alone (text.cuh).
+ * Linked into the test binaries and the benchmark only.
  */
 #include <string.h>
 
 #include "device.cuh"
 #include "kernels.cuh"
 #include "testing.h"
+#include "text.cuh"
 
 extern "C" void gm_gpu_force(const gm_gpu_choices *c)
 {
@@ -34,4 +36,87 @@ extern "C" int64_t gm_gpu_sort_tile(gm_width width)
 extern "C" int gm_gpu_test_cuda_touched(void)
 {
     return gm_cuda_touched;
+}
+
+extern "C" int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys,
+                                 int64_t cap, int64_t *nkeys, gm_width *width,
+                                 int64_t *bad_line, int *bad_range, gm_status *st)
+{
+    *nkeys = 0;
+    *width = GM_I32;
+    *bad_line = 0;
+    *bad_range = 0;
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc || len == 0)
+        return rc;
+    text_job j;
+    text_parsed r;
+    if ((rc = text_begin(j, len, st)) || (rc = text_upload(j, text, nullptr, nullptr, st)) ||
+        (rc = text_parse(j, eol, &r, st)))
+        return rc;
+    if (r.bad_line) {
+        *bad_line = r.bad_line;
+        *bad_range = r.bad_range;
+        return gm_fail(st, GM_ETEXT, "line %lld declined", (long long)r.bad_line);
+    }
+    if (r.nkeys > cap)
+        return gm_fail(st, GM_ENOMEM, "%lld keys for room for %lld", (long long)r.nkeys,
+                       (long long)cap);
+    *nkeys = r.nkeys;
+    *width = r.width;
+    if (r.nkeys == 0)
+        return GM_OK;
+    GM_CUDA(cudaMemcpy(keys, r.keys, (size_t)r.nkeys * r.width, cudaMemcpyDeviceToHost), st);
+    if (r.width == GM_I32) /* widen in place, from the end */
+        for (int64_t i = r.nkeys; i-- > 0;)
+            keys[i] = ((const int32_t *)keys)[i];
+    return GM_OK;
+}
+
+struct into_buffer {
+    char *out;
+    size_t cap, len;
+};
+
+static int copy_out(void *ctx, const char *text, size_t len, gm_status *st)
+{
+    into_buffer *b = (into_buffer *)ctx;
+    if (b->len + len > b->cap)
+        return gm_fail(st, GM_ENOMEM, "output larger than %zu bytes", b->cap);
+    memcpy(b->out + b->len, text, len);
+    b->len += len;
+    return GM_OK;
+}
+
+template <typename K>
+static int format_keys(text_job &j, const gm_keys *keys, char eol, into_buffer *b, gm_status *st)
+{
+    K *d = nullptr;
+    int rc = j.mem.alloc(&d, (size_t)keys->n, st);
+    if (rc)
+        return rc;
+    GM_CUDA(cudaMemcpy(d, keys->data, (size_t)keys->n * sizeof(K), cudaMemcpyHostToDevice), st);
+    std::vector<uint64_t> off;
+    double sink_s;
+    uint64_t bytes;
+    if ((rc = text_format<K>(j, d, keys->n, eol, &off, st)))
+        return rc;
+    return text_download(j, off, copy_out, b, &sink_s, &bytes, st);
+}
+
+extern "C" int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap,
+                                  size_t *len, gm_status *st)
+{
+    *len = 0;
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc || keys->n == 0)
+        return rc;
+    text_job j;
+    into_buffer b = { out, cap, 0 };
+    if ((rc = text_begin(j, (size_t)keys->n * 21, st)))
+        return rc;
+    rc = keys->width == GM_I32 ? format_keys<int32_t>(j, keys, eol, &b, st)
+                               : format_keys<int64_t>(j, keys, eol, &b, st);
+    *len = b.len;
+    return rc;
 }

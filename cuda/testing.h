@@ -40,6 +40,8 @@ typedef struct gm_gpu_choices {
                                 kernel's blocks in all, so each walks many tiles */
     int serial_launches;     /* 1: no dependent launches, even where the device has them */
     size_t memory_limit;     /* 0: none; else the most device memory counted as free */
+    size_t text_chunk;       /* 0: the staging buffers' size; else the bytes of text
+                                each copy of gm_gpu_sort_text moves, at least 16 */
 } gm_gpu_choices;
 
 /* Forces the choices in c (NULL: all back to zero) for the calls that follow. */
@@ -54,6 +56,21 @@ int64_t gm_gpu_sort_tile(gm_width width);
  * thread): 0 while CUDA has not been touched. In a build without CUDA, whether
  * the stub's probe or warm start was called. */
 int gm_gpu_test_cuda_touched(void);
+
+/* The text path's parser alone (cuda/text.cu): parses len bytes of text with lines
+ * ending in eol into keys (room for cap, as int64), *nkeys and *width as the host
+ * parser would give them. Returns GM_OK; GM_ETEXT with *bad_line (1-based) the
+ * first line the parser declines and *bad_range whether it was out of range (else
+ * not an integer); or a CUDA status. */
+int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys, int64_t cap,
+                      int64_t *nkeys, gm_width *width, int64_t *bad_line, int *bad_range,
+                      gm_status *st);
+
+/* The text path's formatter alone: keys as canonical decimal lines ending in eol,
+ * into out (room for cap bytes); *len the bytes. Returns GM_OK, GM_ENOMEM when cap
+ * is too small, or a CUDA status. */
+int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, size_t *len,
+                       gm_status *st);
 
 #ifdef __cplusplus
 }

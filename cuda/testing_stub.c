@@ -27,3 +27,19 @@ int gm_gpu_test_cuda_touched(void)
 {
     return gm_gpu_stub_touched;
 }
+
+int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys, int64_t cap,
+                      int64_t *nkeys, gm_width *width, int64_t *bad_line, int *bad_range,
+                      gm_status *st)
+{
+    (void)text, (void)len, (void)eol, (void)keys, (void)cap, (void)nkeys, (void)width;
+    (void)bad_line, (void)bad_range;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, size_t *len,
+                       gm_status *st)
+{
+    (void)keys, (void)eol, (void)out, (void)cap, (void)len;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}

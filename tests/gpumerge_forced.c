@@ -6,7 +6,7 @@
  *
  *   gpumerge_forced [--sort-ways=2|4] [--partition=none|1|8|32]
  *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
- *                   [--serial-launches] GPUMERGE-ARGUMENTS...
+ *                   [--serial-launches] [--text-chunk=BYTES] GPUMERGE-ARGUMENTS...
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +49,8 @@ int main(int argc, char **argv)
             c.circular_blocks = (int)v;
         else if ((v = value_of(a, "--gpu-memory-limit=")) > 0)
             c.memory_limit = (size_t)v;
+        else if ((v = value_of(a, "--text-chunk=")) > 0)
+            c.text_chunk = (size_t)v;
         else if (strcmp(a, "--serial-launches") == 0)
             c.serial_launches = 1;
         else

@@ -7,6 +7,12 @@
 # small sizes would not pick run in gpumerge_forced, the test build of gpumerge
 # whose leading options force them (tests/gpumerge_forced.c).
 #
+# The sort's text path (cuda/text.cu: the parse and format kernels) runs in every
+# sort above, files being its input, and on its own below: blanks, signs, leading
+# zeros, CRLF, blank lines, a last line without its newline, int64 keys, -z, -r,
+# -u, its copies forced into small pieces, and a declined line (the run then
+# takes the CPU's path and exits 2 with the line's message).
+#
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
 #        env: GPUMERGE, GPUMERGE_FORCED (the binaries), SAN_SEED,
 #             SAN_KERNELS (default "basic tiled tiled4 tiledp1 tiledp8 circular circular3")
@@ -52,6 +58,17 @@ for w in 0 1; do
         sort -n -r "$dir/$f$w" >"$dir/$f$w.down"
     done
 done
+
+# The text path's inputs: a messy file of 30000 lines (tiles of 4 KiB, formats
+# of 2048 keys), its -z form, a short one without its last newline, a bad one.
+awk -v seed="$seed" 'BEGIN { srand(seed); split("+5|007|-0| 12 |\t-3\t|4\r|||9223372036854775807|-9223372036854775808|+000000000000000000000042", f, "|");
+    for (i = 0; i < 30000; i++) {
+        x = rand();
+        if (x < 0.1) { print f[1 + int(rand() * 11)]; continue }
+        printf "%d\n", int((rand() - 0.5) * 4000000000) } }' >"$dir/t"
+tr '\n\0' '\0\n' <"$dir/t" >"$dir/tz"
+printf '8\n-1\n 2' >"$dir/t2"
+printf '1\n2\nx1\n' >"$dir/tbad"
 
 fail=0
 for tool in "${tools[@]}"; do
@@ -114,6 +131,38 @@ for tool in "${tools[@]}"; do
             done
         done
     done
-    echo "$tool: $runs runs without a sanitizer error, $wrong of them with output unlike sort's"
+    # the text path
+    trun=0
+    for zr in "" "-z" "-r" "-u" "-r -u"; do
+        f="$dir/t $dir/t2"
+        [ "$zr" = -z ] && f=$dir/tz
+        rm -f "$dir/out"
+        if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+            $GF --text-chunk=4096 sort $zr --device=gpu -o "$dir/out" $f \
+            2>"$dir/err"; then
+            echo "FAIL: $tool: text path sort $zr"
+            tail -n 20 "$dir/log" "$dir/err"
+            fail=1
+            continue
+        fi
+        if ! $G sort $zr --device=cpu $f | cmp -s - "$dir/out"; then
+            echo "WRONG: text path sort $zr"
+            wrong=$((wrong + 1))
+            fail=1
+        fi
+        trun=$((trun + 1))
+    done
+    st=0
+    "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 10 --log-file "$dir/log" \
+        $G sort --device=gpu -o "$dir/out" "$dir/t" "$dir/tbad" 2>"$dir/err" || st=$?
+    if [ $st != 2 ] || ! grep -q "tbad:3: not an integer: 'x1'" "$dir/err"; then
+        echo "FAIL: $tool: text path, declined line: exit $st"
+        tail -n 20 "$dir/log" "$dir/err"
+        fail=1
+    else
+        trun=$((trun + 1))
+    fi
+    echo "$tool: $runs runs without a sanitizer error, $wrong of them with output unlike sort's" \
+        "or the CPU's; $trun text path runs"
 done
 exit $fail

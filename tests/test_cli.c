@@ -394,6 +394,83 @@ Test(cli, data_too_large_for_the_gpu)
     free(out), free(p), free(dir);
 }
 
+/* ---------------------------------------------------------------- text path */
+
+/* --device=gpu sorts files through the GPU's text path (core/textsort.c): its output
+ * is the CPU engine's, byte for byte, over several files, one without its last
+ * newline, CRLF, blanks, blank lines, an int64 key in the last file, -r, -u, -z. */
+Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 90);
+    random_file(&r, dir, "a", 30000, 0, 0);
+    random_file(&r, dir, "b", 20000, 2, 0);
+    char *c = path_in(dir, "c"), *d = path_in(dir, "d"), *e = path_in(dir, "e");
+    write_text(c, " 12\r\n\n-7 \t\r\n+3\n\n007\n-0\n5");      /* no last newline */
+    write_text(d, "4\n9223372036854775807\n-9223372036854775808\n1\n");
+    write_file(e, "3\0-1\0 2\r\0", 9);                      /* for -z */
+    const char *cases[][2] = {
+        { "a b c", "" }, { "c a b d", "" }, { "a c b", "-r" }, { "b c d", "-u" },
+        { "d b a c", "-r -u" }, { "c", "" }, { "e", "-z" }, { "e e", "-z -r -u" },
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+        char *gpu_cmd, *cpu_cmd;
+        if (asprintf(&gpu_cmd, "\"$GPUMERGE\" sort -v --device=gpu %s %s", cases[i][1],
+                     cases[i][0]) < 0 ||
+            asprintf(&cpu_cmd, "\"$GPUMERGE\" sort --device=cpu %s %s", cases[i][1],
+                     cases[i][0]) < 0)
+            abort();
+        cmd_result g = run_sh(dir, gpu_cmd), want = run_sh(dir, cpu_cmd);
+        cr_assert_eq(g.status, 0, "%s: %s", gpu_cmd, g.err);
+        cr_assert_eq(want.status, 0, "%s: %s", cpu_cmd, want.err);
+        cr_assert(strstr(g.err, "text path: ") && !strstr(g.err, "not taken"),
+                  "%s: the text path not taken: %s", gpu_cmd, g.err);
+        cr_assert_eq(g.out_len, want.out_len, "%s: %zu bytes, the CPU %zu", gpu_cmd, g.out_len,
+                     want.out_len);
+        cr_assert(memcmp(g.out, want.out, g.out_len) == 0, "%s: output differs", gpu_cmd);
+        cmd_free(&g), cmd_free(&want);
+        free(gpu_cmd), free(cpu_cmd);
+    }
+    /* -o, and standard input that is a file, read from its offset */
+    cmd_result g = run_sh(dir, "{ read skip; \"$GPUMERGE\" sort --device=gpu - c -o out; } < d && cat out");
+    assert_result(&g, 0, "-9223372036854775808\n-7\n0\n1\n3\n5\n7\n12\n9223372036854775807\n", "");
+    cmd_free(&g);
+    free(c), free(d), free(e), free(dir);
+}
+
+/* A line the device's parser declines sends the run to the CPU's path, which names
+ * it: the same message and status as the CPU engine, and -o left as it was. */
+Test(cli, gpu_text_path_bad_line_is_the_cpus_message)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    char *dir = scratch_dir();
+    char *out = path_in(dir, "out"), *a = path_in(dir, "a"), *b = path_in(dir, "b");
+    write_text(out, "precious\n");
+    write_text(a, "1\n2");
+    write_text(b, "3\n\n4\n12abc\n99999999999999999999\n");
+    const char *devices[] = { "cpu", "gpu" };
+    for (int i = 0; i < 2; i++) {
+        char *cmd;
+        if (asprintf(&cmd, "\"$GPUMERGE\" sort --device=%s a b -o out", devices[i]) < 0)
+            abort();
+        cmd_result r = run_sh(dir, cmd);
+        assert_result(&r, 2, "", "gpumerge: b:4: not an integer: '12abc'\n");
+        char *text = read_file(out, NULL);
+        cr_assert_str_eq(text, "precious\n");
+        free(text), free(cmd);
+        cmd_free(&r);
+    }
+    write_text(b, "3\n99999999999999999999\n");
+    cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu b a -o out");
+    assert_result(&r, 2, "", "gpumerge: b:2: out of range: '99999999999999999999'\n");
+    cmd_free(&r);
+    free(out), free(a), free(b), free(dir);
+}
+
 /* ---------------------------------------------------------------- pipes */
 
 Test(cli, pipe_into_head_ends_quietly, .timeout = 120)

@@ -1,0 +1,68 @@
+/*
+ * text.cuh - the steps of the text path (text.cu) that gm_gpu_sort_text chains and
+ * the tests' hooks (testing.cu) call one by one: the text copied to the device,
+ * parsed there, keys formatted there, the output copied back in pieces.
+ */
+#ifndef GM_CUDA_TEXT_CUH
+#define GM_CUDA_TEXT_CUH
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "device.cuh"
+
+/* One text job on the device: its stream and buffers, released with it. text
+ * holds the input, then the output (canonical lines are never longer than the
+ * lines they come from, and one eol more fits in the padding). */
+struct text_job {
+    device_buffers mem;
+    cudaStream_t s = nullptr;
+    char *text = nullptr; /* cap bytes; zeros after the text */
+    size_t len = 0, cap = 0;
+    text_job() = default;
+    text_job(const text_job &) = delete;
+    text_job &operator=(const text_job &) = delete;
+    ~text_job()
+    {
+        if (s)
+            cudaStreamDestroy(s);
+    }
+};
+
+/* What the parser found. keys and other (room for bound keys of either width, so
+ * the sort can ping-pong) are device buffers of the job. */
+struct text_parsed {
+    int64_t lines = 0, nkeys = 0;
+    gm_width width = GM_I32;
+    int64_t bad_line = 0; /* 1-based; 0: none */
+    int bad_range = 0;
+    void *keys = nullptr, *other = nullptr;
+    int64_t bound = 0;    /* the buffers' room, in keys */
+};
+
+/* Creates the stream and the device text buffer for len bytes. GM_ETEXT when they
+ * do not fit in device memory. */
+int text_begin(text_job &j, size_t len, gm_status *st);
+
+/* Copies len bytes of host text to the device through the pinned staging ring,
+ * copy (NULL: memcpy) filling each staging buffer while the one before it moves. */
+int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st);
+
+/* Parses the job's text (lines ending with eol). A declined line is reported in
+ * r->bad_line, not as an error; GM_ETEXT when the keys do not fit in device memory. */
+int text_parse(text_job &j, char eol, text_parsed *r, gm_status *st);
+
+/* Formats the n keys at d_keys into the job's text buffer; *off gets the byte
+ * offset of every tile of keys and the total at the end. */
+template <typename K>
+int text_format(text_job &j, const K *d_keys, int64_t n, char eol, std::vector<uint64_t> *off,
+                gm_status *st);
+
+/* Copies the formatted text (tile offsets off, from text_format) back through the
+ * staging ring in pieces of whole lines, each handed to sink while the next moves;
+ * *sink_seconds gets the time spent in sink, *bytes what it took. */
+int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink sink, void *ctx,
+                  double *sink_seconds, uint64_t *bytes, gm_status *st);
+
+#endif
