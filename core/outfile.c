@@ -77,8 +77,28 @@ static void set_id(gm_outfile *of, const struct stat *sb)
     of->ino = sb->st_ino;
 }
 
+/* The target opened again for reading and writing (through /proc/self/fd, so the
+ * very same file), for the writer's mapping (output.c), which needs both; where
+ * that is refused (a file we may write but not read), the write-only descriptor
+ * stays and the writer uses write(2). */
+static void reopen_read_write(gm_outfile *of)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", of->target_fd);
+    int fd = open(name, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    struct stat a, b;
+    if (fd >= 0 && fstat(fd, &a) == 0 && fstat(of->target_fd, &b) == 0 &&
+        S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        close(of->target_fd);
+        of->target_fd = fd;
+    } else if (fd >= 0) {
+        close(fd);
+    }
+}
+
 static void in_place(gm_outfile *of, const char *why)
 {
+    reopen_read_write(of);
     of->kind = GM_OUTFILE_IN_PLACE;
     of->fd = of->target_fd;
     of->why = why;

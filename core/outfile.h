@@ -17,7 +17,8 @@
  * followed), given the target's owner, group and mode, and renamed over the
  * target by gm_outfile_commit, so a failed run leaves the old file as it was (and
  * removes a file it created). Where that is not safe, the output is written in
- * place, into the target itself, truncated by gm_outfile_begin when the first
+ * place, into the target itself (opened again for reading and writing where we
+ * may, for the writer's mapping), truncated by gm_outfile_begin when the first
  * byte is about to be written (after every input has been read, as sort does):
  *   - the target has other hard links (a rename would cut them off);
  *   - its owner, group or mode cannot be given to a new file (another user's

@@ -12,16 +12,20 @@
  * the formatted blocks in order instead, so the writes of one chunk go on while
  * the caller reads, parses and merges the next (on two cores it measured slower:
  * it competes with the formatting threads and reads the blocks from another
- * core's cache).
+ * core's cache). A regular -o file on four threads or more is written through a
+ * shared mapping instead (see "mapping" below): formatting is the writing.
  */
 #define _GNU_SOURCE
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -62,6 +66,17 @@ static inline int digits_u32(uint32_t v)
     return v >= 100000 ? (v >= 10000000 ? (v >= 1000000000 ? 10 : v >= 100000000 ? 9 : 8)
                                         : (v >= 1000000 ? 7 : 6))
                        : (v >= 1000 ? (v >= 10000 ? 5 : 4) : (v >= 100 ? 3 : v >= 10 ? 2 : 1));
+}
+
+/* The length of v's canonical decimal, as format_u64 writes it. */
+static inline int digits_u64(uint64_t v)
+{
+    if (v <= UINT32_MAX)
+        return digits_u32((uint32_t)v);
+    v /= 100000000;
+    if (v <= UINT32_MAX)
+        return digits_u32((uint32_t)v) + 8;
+    return digits_u32((uint32_t)(v / 100000000)) + 16;
 }
 
 static inline char *format_u32(char *p, uint32_t v)
@@ -245,16 +260,51 @@ struct format_job {
     double format_cpu;
 };
 
-static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
-                           int64_t lo, int64_t hi, char eol, char *out)
+/* Where a block's keys start: with -u, the chunk's first key is dropped when the
+ * last chunk ended with it. */
+static int64_t first_kept(const gm_keys *keys, int unique, const int64_t *before, int64_t lo,
+                          int64_t hi)
 {
-    char *p = out;
     if (unique && lo == 0 && before && hi > 0) {
         int64_t first = keys->width == GM_I32 ? ((const int32_t *)keys->data)[0]
                                               : ((const int64_t *)keys->data)[0];
         if (first == *before)
-            lo = 1; /* the last chunk ended with this key */
+            return 1;
     }
+    return lo;
+}
+
+/* The bytes format_block writes for the same keys. */
+static size_t block_length(const gm_keys *keys, int unique, const int64_t *before,
+                           int64_t lo, int64_t hi)
+{
+    size_t len = 0;
+    lo = first_kept(keys, unique, before, lo, hi);
+    if (keys->width == GM_I32) {
+        const int32_t *k = keys->data;
+        for (int64_t i = lo; i < hi; i++) {
+            if (unique && i > 0 && k[i] == k[i - 1])
+                continue;
+            uint32_t u = k[i] < 0 ? 0u - (uint32_t)k[i] : (uint32_t)k[i];
+            len += (size_t)(k[i] < 0) + (size_t)digits_u32(u) + 1;
+        }
+    } else {
+        const int64_t *k = keys->data;
+        for (int64_t i = lo; i < hi; i++) {
+            if (unique && i > 0 && k[i] == k[i - 1])
+                continue;
+            uint64_t u = k[i] < 0 ? 0 - (uint64_t)k[i] : (uint64_t)k[i];
+            len += (size_t)(k[i] < 0) + (size_t)digits_u64(u) + 1;
+        }
+    }
+    return len;
+}
+
+static size_t format_block(const gm_keys *keys, int unique, const int64_t *before,
+                           int64_t lo, int64_t hi, char eol, char *out)
+{
+    char *p = out;
+    lo = first_kept(keys, unique, before, lo, hi);
     if (keys->width == GM_I32) {
         const int32_t *k = keys->data;
         for (int64_t i = lo; i < hi; i++) {
@@ -338,6 +388,253 @@ static void format_worker(void *ctx, int task)
     }
 }
 
+/* ------------------------------------------------------------------ mapping */
+
+/* A regular -o file (the temporary file or the in-place target, open for reading
+ * and writing) is written through a shared mapping when MAP_THREADS threads or
+ * more format: each chunk's text length is counted first (block by block, on all
+ * threads), the file is extended by exactly that much with fallocate, so that
+ * every page the mapping touches is reserved (a full file system is ENOSPC from
+ * fallocate, never a SIGBUS from a page fault), the new region is mapped, and the
+ * threads format their blocks straight into it: no copy through write(2) and no
+ * single writer. Where fallocate is not supported, or the mapping fails, the
+ * output goes on through write(2) from where it is. On two cores the page faults
+ * cost more than one write(2) stream (see bench/iofloor.sh), so few threads keep
+ * write(2). */
+enum { MAP_THREADS = 4, RESERVE_PIECE = 4 << 20, COPY_PIECE = 1 << 20, MAP_UNSUPPORTED = -1 };
+
+static int forced_map;
+
+void gm_output_test_map(int mode) { forced_map = mode; }
+
+/* Whether this writer's output can go through a mapping. */
+static int map_wanted(const gm_writer *w)
+{
+    if (forced_map < 0 || (forced_map == 0 && w->nthreads < MAP_THREADS))
+        return 0;
+    if (w->file->kind != GM_OUTFILE_REPLACE && w->file->kind != GM_OUTFILE_IN_PLACE)
+        return 0;
+    int fl = fcntl(w->fd, F_GETFL);
+    struct stat sb;
+    return fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
+           fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* A region of len bytes at the output's end, mapped whole at once (a mapping may
+ * reach past the end of the file) and reserved with fallocate piece by piece by
+ * task 0 of the job that fills it, while the other tasks fill the pieces already
+ * reserved: fallocate holds the file's lock and runs on one thread, so it
+ * overlaps the filling instead of preceding it. A task touches its bytes only
+ * once they are reserved. */
+struct region {
+    int fd;
+    off_t at;
+    size_t len;
+    char *base;       /* the mapping, from the page holding the region's first byte */
+    size_t size;
+    char *dst;        /* the region's first byte */
+    pthread_mutex_t lock;
+    pthread_cond_t grew;
+    size_t reserved;  /* bytes reserved from dst on (atomic; changed under lock) */
+    int err;          /* fallocate's errno: the filling stops (under lock) */
+    int waiting;      /* tasks waiting for a piece (under lock) */
+    double reserve_time;
+    double map_time;  /* mmap and munmap */
+};
+
+static int region_open(struct region *r, int fd, off_t at, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = gm_now();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t skip = (size_t)at % page;
+    r->fd = fd;
+    r->at = at;
+    r->len = len;
+    r->size = skip + len;
+    r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at - (off_t)skip);
+    r->map_time = gm_now() - t0;
+    if (r->base == MAP_FAILED)
+        return MAP_UNSUPPORTED;
+    r->dst = r->base + skip;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->grew, NULL);
+    return 0;
+}
+
+/* Task 0: reserves the region piece by piece. */
+static void region_reserve(struct region *r)
+{
+    double t0 = gm_now();
+    for (size_t done = 0; done < r->len;) {
+        size_t piece = r->len - done < RESERVE_PIECE ? r->len - done : RESERVE_PIECE;
+        int e = forced_map == 2 ? EOPNOTSUPP : 0;
+        while (!e && fallocate(r->fd, 0, r->at + (off_t)done, (off_t)piece) != 0)
+            if ((e = errno) == EINTR)
+                e = 0;
+        pthread_mutex_lock(&r->lock);
+        if (e)
+            r->err = e;
+        else
+            __atomic_store_n(&r->reserved, done += piece, __ATOMIC_RELEASE);
+        if (r->waiting)
+            pthread_cond_broadcast(&r->grew);
+        pthread_mutex_unlock(&r->lock);
+        if (e)
+            break;
+    }
+    r->reserve_time = gm_now() - t0;
+}
+
+/* Waits until the region's first end bytes are reserved: 1, or 0 when the
+ * reserving failed first. */
+static int region_wait(struct region *r, size_t end)
+{
+    if (__atomic_load_n(&r->reserved, __ATOMIC_ACQUIRE) >= end)
+        return 1;
+    pthread_mutex_lock(&r->lock);
+    r->waiting++;
+    while (r->reserved < end && !r->err)
+        pthread_cond_wait(&r->grew, &r->lock);
+    r->waiting--;
+    int ok = r->reserved >= end;
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+}
+
+/* Unmaps the filled region and accounts for it: 0 (the output is len bytes
+ * longer), MAP_UNSUPPORTED (nothing counts: the caller writes the chunk again with
+ * write(2)) or fallocate's errno. The write time is the time in fallocate, mmap
+ * and munmap (the page faults count as formatting). */
+static int region_close(gm_writer *w, struct region *r)
+{
+    double t0 = gm_now();
+    munmap(r->base, r->size);
+    r->map_time += gm_now() - t0;
+    pthread_cond_destroy(&r->grew);
+    pthread_mutex_destroy(&r->lock);
+    w->stats.write += r->reserve_time + r->map_time;
+    if (r->reserved > 0)
+        w->extended = 1;
+    if (r->err == EOPNOTSUPP || r->err == ENOSYS)
+        return MAP_UNSUPPORTED;
+    if (r->err)
+        return r->err;
+    w->bytes += (int64_t)r->len;
+    return 0;
+}
+
+/* Gives up the mapping for good: the output goes on with write(2) at its end. */
+static int map_abandon(gm_writer *w)
+{
+    w->map = 0;
+    return lseek(w->fd, (off_t)w->bytes, SEEK_SET) == (off_t)w->bytes ? 0 : errno;
+}
+
+/* One chunk of keys formatted into the mapping: task 0 reserves, task b + 1
+ * formats block b. */
+struct map_job {
+    const gm_keys *keys;
+    int unique;
+    const int64_t *before;
+    char eol;
+    int64_t per;       /* keys per block */
+    int64_t nkeys;
+    size_t *pos;       /* block b's text starts at pos[b]; pos[nblocks] is the length */
+    struct region r;
+    int64_t format_ns; /* formatting, summed over threads (atomic) */
+};
+
+static void map_length_task(void *ctx, int b)
+{
+    struct map_job *j = ctx;
+    int64_t lo = (int64_t)b * j->per, hi = lo + j->per < j->nkeys ? lo + j->per : j->nkeys;
+    j->pos[b + 1] = block_length(j->keys, j->unique, j->before, lo, hi);
+}
+
+static void map_format_task(void *ctx, int task)
+{
+    struct map_job *j = ctx;
+    if (task == 0) {
+        region_reserve(&j->r);
+        return;
+    }
+    int b = task - 1;
+    if (!region_wait(&j->r, j->pos[b + 1]))
+        return;
+    int64_t lo = (int64_t)b * j->per, hi = lo + j->per < j->nkeys ? lo + j->per : j->nkeys;
+    double t0 = gm_now();
+    format_block(j->keys, j->unique, j->before, lo, hi, j->eol, j->r.dst + j->pos[b]);
+    int64_t ns = (int64_t)((gm_now() - t0) * 1e9);
+    __atomic_fetch_add(&j->format_ns, ns, __ATOMIC_RELAXED);
+}
+
+/* Formats one chunk into the mapping. Returns 0, MAP_UNSUPPORTED or an errno value. */
+static int map_put(gm_writer *w, const gm_keys *keys)
+{
+    struct map_job j;
+    memset(&j, 0, sizeof j);
+    j.keys = keys;
+    j.unique = w->unique;
+    j.before = w->have_last ? &w->last : NULL;
+    j.eol = w->eol;
+    j.per = block_keys(keys->width);
+    j.nkeys = keys->n;
+    int nblocks = (int)((keys->n + j.per - 1) / j.per);
+    j.pos = calloc((size_t)nblocks + 1, sizeof *j.pos);
+    if (!j.pos)
+        return ENOMEM;
+    gm_parallel_for(w->nthreads, nblocks, map_length_task, &j);
+    for (int b = 0; b < nblocks; b++)
+        j.pos[b + 1] += j.pos[b];
+    int e = 0;
+    if (j.pos[nblocks] > 0) {
+        e = region_open(&j.r, w->fd, (off_t)w->bytes, j.pos[nblocks]);
+        if (!e) {
+            gm_parallel_for(w->nthreads, nblocks + 1, map_format_task, &j);
+            w->stats.format_cpu += (double)j.format_ns * 1e-9;
+            e = region_close(w, &j.r);
+        }
+    }
+    free(j.pos);
+    return e;
+}
+
+/* Text copied into the mapping: task 0 reserves, task p + 1 copies piece p. */
+struct copy_job {
+    const char *src;
+    struct region r;
+};
+
+static void copy_task(void *ctx, int task)
+{
+    struct copy_job *c = ctx;
+    if (task == 0) {
+        region_reserve(&c->r);
+        return;
+    }
+    size_t lo = (size_t)(task - 1) * COPY_PIECE;
+    size_t n = c->r.len - lo < COPY_PIECE ? c->r.len - lo : COPY_PIECE;
+    if (region_wait(&c->r, lo + n))
+        memcpy(c->r.dst + lo, c->src + lo, n);
+}
+
+/* Copies text into the mapping. Returns 0, MAP_UNSUPPORTED or an errno value. */
+static int map_put_text(gm_writer *w, const char *text, size_t len)
+{
+    double t0 = gm_now();
+    struct copy_job c;
+    c.src = text;
+    int e = region_open(&c.r, w->fd, (off_t)w->bytes, len);
+    if (!e) {
+        gm_parallel_for(w->nthreads, (int)((len + COPY_PIECE - 1) / COPY_PIECE) + 1, copy_task, &c);
+        e = region_close(w, &c.r);
+        w->stats.write -= c.r.reserve_time + c.r.map_time; /* inside the time below */
+    }
+    w->stats.write += gm_now() - t0;
+    return e;
+}
+
 void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads)
 {
     memset(w, 0, sizeof *w);
@@ -358,6 +655,30 @@ static int writer_error(gm_writer *w, int err, gm_status *st)
     return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(err));
 }
 
+/* The first byte is due: an in-place target is truncated now, not sooner, and the
+ * way of writing is chosen. */
+static int writer_begin(gm_writer *w, gm_status *st)
+{
+    if (w->begun)
+        return GM_OK;
+    int rc = gm_outfile_begin(w->file, st);
+    if (rc)
+        return rc;
+    w->begun = 1;
+    w->map = map_wanted(w);
+    return GM_OK;
+}
+
+/* A chunk of keys is out: -u remembers its last key. */
+static int chunk_done(gm_writer *w, const gm_keys *keys)
+{
+    w->keys += keys->n;
+    w->last = keys->width == GM_I32 ? ((const int32_t *)keys->data)[keys->n - 1]
+                                    : ((const int64_t *)keys->data)[keys->n - 1];
+    w->have_last = 1;
+    return GM_OK;
+}
+
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
                     gm_output_stats *stats, gm_status *st)
 {
@@ -374,13 +695,21 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
 {
     if (keys->n == 0)
         return GM_OK;
+    int rc = writer_begin(w, st);
+    if (rc)
+        return rc;
+    if (w->map) {
+        int e = map_put(w, keys);
+        if (e == MAP_UNSUPPORTED)
+            e = map_abandon(w); /* and on through write(2) below */
+        else if (!e)
+            return chunk_done(w, keys);
+        if (e)
+            return writer_error(w, e, st);
+    }
     int nthreads = w->nthreads;
     int window = 2 * nthreads + 2;
     if (!w->q) {
-        /* The first byte is due: an in-place target is truncated now, not sooner. */
-        int rc = gm_outfile_begin(w->file, st);
-        if (rc)
-            return rc;
         /* With a writer thread, twice the window: the next chunk's formatting
          * starts while the thread still writes this one's last blocks. */
         int threaded = nthreads >= WRITER_THREAD_CORES;
@@ -416,21 +745,26 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     pthread_mutex_unlock(&q->lock);
     if (err)
         return writer_error(w, err, st);
-    w->keys += keys->n;
-    w->last = keys->width == GM_I32 ? ((const int32_t *)keys->data)[keys->n - 1]
-                                    : ((const int64_t *)keys->data)[keys->n - 1];
-    w->have_last = 1;
-    return GM_OK;
+    return chunk_done(w, keys);
 }
 
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st)
 {
     if (len == 0)
         return GM_OK;
-    int rc = GM_OK;
-    if (!w->q && (rc = gm_outfile_begin(w->file, st)))
+    int rc = writer_begin(w, st);
+    if (rc)
         return rc;
     int err = 0;
+    if (w->map) {
+        err = map_put_text(w, text, len);
+        if (err == MAP_UNSUPPORTED)
+            err = map_abandon(w);
+        else if (!err)
+            return GM_OK;
+        if (err)
+            return writer_error(w, err, st);
+    }
     if (w->q) {
         /* Keys handed in before: their blocks go out first. */
         struct gm_wq *q = w->q;
@@ -453,8 +787,13 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 int gm_writer_finish(gm_writer *w, gm_status *st)
 {
     struct gm_wq *q = w->q;
-    if (!q)
+    if (!q) {
+        /* The file ends where the last mapped region does. */
+        if (w->extended && ftruncate(w->fd, (off_t)w->bytes) != 0)
+            return writer_error(w, errno, st);
+        w->extended = 0;
         return GM_OK;
+    }
     wq_join(q);
     int err = q->err;
     w->stats.write += q->write_time;

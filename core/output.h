@@ -6,7 +6,10 @@
  * The write side is a stage of the stream: a gm_writer takes the sorted keys chunk
  * by chunk (gm_writer_put), formats each chunk's blocks on all cores, writes them
  * in order, and keeps -u's last key across chunks, so a merge writes its output as
- * it goes and memory stays bounded by a chunk.
+ * it goes and memory stays bounded by a chunk. A regular -o file is written through
+ * a shared mapping instead when four threads or more format (output.c): the
+ * threads format straight into the file's pages, reserved first with fallocate.
+ * Standard output is always written with write(2).
  */
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
@@ -63,6 +66,9 @@ typedef struct gm_writer {
     int64_t bytes;       /* bytes written so far */
     gm_output_stats stats;
     struct gm_wq *q;     /* the block buffers and the write errors, once started */
+    int begun;           /* the first byte was due (gm_outfile_begin ran) */
+    int map;             /* writing through a shared mapping (output.c), not write(2) */
+    int extended;        /* the mapping's fallocate extended the file */
 } gm_writer;
 
 void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads);
@@ -91,6 +97,12 @@ int gm_output_commit(gm_output *out, gm_status *st);
 /* Abandons the output (gm_outfile_abort): removes the temporary file, if any.
  * Safe after commit. */
 void gm_output_abort(gm_output *out);
+
+/* For the tests only: how a regular -o file is written. 0: through a shared
+ * mapping when the writer has four threads or more, else with write(2) (the
+ * default); 1: through the mapping at any thread count; -1: with write(2); 2: as
+ * 1, with fallocate answering EOPNOTSUPP, so that the fall-back to write(2) runs. */
+void gm_output_test_map(int mode);
 
 /* Formats one key as canonical decimal at p and returns the end (no newline).
  * p needs 20 bytes. Exposed for the tests. */

@@ -292,3 +292,108 @@ Test(output, text_after_keys_in_order)
     free(dir);
     free(path);
 }
+
+/* Writes keys (n of them, width w) chunk by chunk, the chunks' sizes taken from
+ * sizes in turn, then text, through a writer of the given mapping mode
+ * (gm_output_test_map) and thread count into path. Returns the file's text. */
+static char *write_chunks(const char *path, const void *k, int64_t n, gm_width w,
+                          const int64_t *sizes, int nsizes, int unique, char eol,
+                          const char *text, int map, int threads, int64_t *bytes)
+{
+    gm_output out;
+    gm_status st;
+    gm_writer wr;
+    gm_output_test_map(map);
+    cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+    gm_writer_init(&wr, &out, unique, threads);
+    wr.eol = eol;
+    for (int64_t at = 0, i = 0; at < n; i++) {
+        int64_t step = sizes[i % nsizes];
+        gm_keys part = { (char *)k + at * w, at + step < n ? step : n - at, w };
+        cr_assert_eq(gm_writer_put(&wr, &part, &st), GM_OK, "%s", st.msg);
+        at += part.n;
+    }
+    if (text)
+        cr_assert_eq(gm_writer_put_text(&wr, text, strlen(text), &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_writer_finish(&wr, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(wr.map, map == 1 && wr.bytes > 0, "the way of writing asked for");
+    *bytes = wr.bytes;
+    cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+    gm_output_test_map(0);
+    size_t len;
+    char *got = read_file(path, &len);
+    cr_assert_eq((int64_t)len, *bytes, "the file is as long as what was written");
+    return got;
+}
+
+/* The mapping path writes the bytes write(2) writes: chunks of many sizes (empty,
+ * one key, block-sized and larger), both widths, -u across chunks, -z's eol, text
+ * after the keys, at 1 to 5 threads; and so does its fall-back when fallocate is
+ * not supported. */
+Test(output, mapping_matches_write)
+{
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    rng r;
+    rng_seed(&r, 41);
+    int64_t n = 400000;
+    int32_t *k32 = malloc((size_t)n * sizeof *k32);
+    int64_t *k64 = malloc((size_t)n * sizeof *k64);
+    int64_t v = -1000000;
+    for (int64_t i = 0; i < n; i++) {
+        v += rng_range(&r, 0, 2); /* runs of equal keys, some across chunk ends */
+        k32[i] = (int32_t)v;
+        k64[i] = v * 4000000000000LL;
+    }
+    const int64_t sizes[][5] = { { 1, 0, 2, 7, 65535 }, { 65536, 65537, 3, 131072, 1 },
+                                 { 400000, 1, 1, 1, 1 }, { 99991, 5, 77777, 12345, 2 } };
+    for (int s = 0; s < 4; s++)
+        for (int wide = 0; wide < 2; wide++)
+            for (int unique = 0; unique < 2; unique++) {
+                const void *k = wide ? (const void *)k64 : (const void *)k32;
+                gm_width w = wide ? GM_I64 : GM_I32;
+                char eol = s == 3 ? '\0' : '\n';
+                const char *text = s == 1 ? NULL : "123\n456\n";
+                int64_t want_bytes, got_bytes;
+                char *want = write_chunks(path, k, n, w, sizes[s], 5, unique, eol, text, -1, 2,
+                                          &want_bytes);
+                for (int threads = 1; threads <= 5; threads += 2)
+                    for (int map = 1; map <= 2; map++) {
+                        char *got = write_chunks(path, k, n, w, sizes[s], 5, unique, eol, text,
+                                                 map, threads, &got_bytes);
+                        cr_assert_eq(got_bytes, want_bytes, "sizes %d wide %d -u %d map %d", s,
+                                     wide, unique, map);
+                        cr_assert(memcmp(got, want, (size_t)want_bytes) == 0,
+                                  "sizes %d wide %d -u %d threads %d map %d", s, wide, unique,
+                                  threads, map);
+                        free(got);
+                    }
+                free(want);
+            }
+    /* Text alone, larger than a copy piece, and written in place (-o f of an
+     * existing file with another hard link). */
+    size_t big = (3 << 20) + 5;
+    char *text = malloc(big + 1);
+    for (size_t i = 0; i < big; i++)
+        text[i] = (char)('0' + i % 10);
+    text[big] = '\0';
+    char *other = path_in(dir, "link");
+    write_text(path, "old contents, longer than nothing\n");
+    cr_assert_eq(link(path, other), 0);
+    int64_t got_bytes;
+    char *got = write_chunks(path, k32, 0, GM_I32, sizes[0], 5, 0, '\n', text, 1, 4, &got_bytes);
+    cr_assert_eq(got_bytes, (int64_t)big);
+    cr_assert(memcmp(got, text, big) == 0);
+    free(got);
+    got = read_file(other, NULL);
+    cr_assert(memcmp(got, text, big) == 0, "written in place: the other link sees it");
+    free(got);
+    unlink(other);
+    unlink(path);
+    free(other);
+    free(text);
+    free(k32);
+    free(k64);
+    rmdir(dir);
+    free(dir);
+    free(path);
+}

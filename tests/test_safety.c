@@ -401,6 +401,47 @@ Test(safety, unwritable_folder_with_a_writable_file)
     remove_tree(dir);
 }
 
+/* A full file system under the writer's mapping (four threads: the mapping path
+ * whatever the cores): fallocate's ENOSPC is a message and status 2, never a
+ * SIGBUS, and neither the temporary file nor the new target is left; written in
+ * place (another hard link), the target is left truncated, as sort leaves it. */
+Test(safety, full_file_system_under_the_mapping, .timeout = 60)
+{
+    if (!is_root())
+        cr_skip_test("mounting a small tmpfs needs root");
+    char *dir = scratch_dir();
+    char *small = path_in(dir, "small");
+    cr_assert_eq(mkdir(small, 0755), 0);
+    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
+        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    rng g;
+    rng_seed(&g, 19);
+    enum { N = 300000 }; /* about 3 MB of output */
+    int64_t *k = malloc(N * sizeof *k);
+    for (int i = 0; i < N; i++)
+        k[i] = rng_range(&g, 100000000, 999999999);
+    char *f = path_in(dir, "f");
+    write_keys(f, k, N);
+    cmd_result r = gm(dir, "sort --parallel=4 f -o small/out");
+    expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
+    cr_assert_str_eq(listing(small), "", "nothing is left");
+    cmd_free(&r);
+    put(dir, "small/out", "old\n");
+    cr_assert_eq(link(path_in(dir, "small/out"), path_in(dir, "small/link")), 0);
+    r = gm(dir, "sort --parallel=4 f -o small/out");
+    expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
+    cr_assert_str_eq(listing(small), "link out ", "no temporary file");
+    cmd_free(&r);
+    r = gm(dir, "sort --parallel=4 -u f -o small/out"); /* not a signal after all that */
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cmd_free(&r);
+    free(k);
+    free(f);
+    umount(small);
+    free(small);
+    remove_tree(dir);
+}
+
 Test(safety, too_little_space_for_a_second_copy, .timeout = 60)
 {
     if (!is_root())
