@@ -70,7 +70,7 @@ void gm_input_test_scalar(int on) { force_scalar = on; }
 void gm_input_test_block_size(size_t bytes) { forced_block = bytes; }
 void gm_input_test_read_ahead(int on) { forced_read_ahead = on; }
 
-enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 1 << 20 };
+enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 256 << 10 };
 
 /* ------------------------------------------------------------------ keys */
 

@@ -31,6 +31,7 @@ enum {
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
     MERGE_CORES = 2,               /* per this many threads, */
     MERGE_SCALE = 8,               /* up to this many times */
+    SORT_SCALE = 8,                /* a sort's block: MAX_BLOCK per MERGE_CORES threads, up to this */
     MAX_BLOCK = 4 << 20,           /* per MERGE_CORES threads, for a merge */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
@@ -72,10 +73,16 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The sort's text block: a sixteenth of the budget, within [MIN_BLOCK, MAX_BLOCK]. */
-static size_t sort_block(size_t budget)
+/* The sort's text block: a sixteenth of the budget, within MIN_BLOCK and
+ * MAX_BLOCK per MERGE_CORES threads (up to SORT_SCALE times): every block is read
+ * and parsed by all the threads, in three fork-joins, so with more threads a
+ * block is larger, and those fixed costs stay small beside the work. */
+static size_t sort_block(size_t budget, int nthreads)
 {
-    return clamp_size(budget / 16, MIN_BLOCK, MAX_BLOCK);
+    size_t scale = nthreads > MERGE_CORES ? (size_t)(nthreads / MERGE_CORES) : 1;
+    if (scale > SORT_SCALE)
+        scale = SORT_SCALE;
+    return clamp_size(budget / 16, MIN_BLOCK, (size_t)MAX_BLOCK * scale);
 }
 
 int64_t gm_sort_chunk_keys(size_t budget, gm_width width)
@@ -636,7 +643,7 @@ static int sort_op(struct stream *s, gm_status *st)
     size_t scratch_bytes = 0;
     gm_runfile *runs = NULL;
     int nruns = 0, cap = 0, rc = GM_OK;
-    size_t block = sort_block(s->budget);
+    size_t block = sort_block(s->budget, s->nthreads);
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
     int sized = 0;
@@ -727,7 +734,7 @@ static int check_op(struct stream *s, gm_status *st)
     gm_parse_opts o = { s->nthreads, 1, s->mask, s->cfg->unique };
     int rc = GM_OK;
     for (int i = 0; i < s->nnames && !rc; i++) {
-        rc = input_open(s, i, sort_block(s->budget), st);
+        rc = input_open(s, i, sort_block(s->budget, s->nthreads), st);
         while (!rc && !s->ins[i].eof) {
             rc = read_keys(s, &s->ins[i], &o, NULL, st);
             progress(s, 0);
