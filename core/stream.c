@@ -936,6 +936,9 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         else if (out.file.kind == GM_OUTFILE_IN_PLACE)
             gm_say(cfg, GM_MSG_VERBOSE, "output: %s written in place: %s", out.shown,
                    out.file.why);
+        if (!rc && w.map)
+            gm_say(cfg, GM_MSG_VERBOSE, "output: %s written through a shared mapping",
+                   out.shown);
         stats->format = w.stats.format_cpu / s.nthreads;
         stats->write_syscalls = w.stats.write;
     }

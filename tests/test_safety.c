@@ -422,7 +422,15 @@ Test(safety, full_file_system_under_the_mapping, .timeout = 60)
         k[i] = rng_range(&g, 100000000, 999999999);
     char *f = path_in(dir, "f");
     write_keys(f, k, N);
-    cmd_result r = gm(dir, "sort --parallel=4 f -o small/out");
+    put(dir, "g", "3\n1\n2\n");
+    cmd_result r = gm(dir, "sort -v --parallel=4 g -o small/out");
+    expect(&r, 0, NULL);
+    cr_assert_not_null(strstr(r.err, "output: small/out written through a shared mapping\n"),
+                       "%s", r.err);
+    cr_assert_str_eq(slurp(dir, "small/out"), "1\n2\n3\n");
+    cmd_free(&r);
+    unlink(path_in(dir, "small/out"));
+    r = gm(dir, "sort --parallel=4 f -o small/out");
     expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
     cr_assert_str_eq(listing(small), "", "nothing is left");
     cmd_free(&r);
@@ -432,9 +440,15 @@ Test(safety, full_file_system_under_the_mapping, .timeout = 60)
     expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
     cr_assert_str_eq(listing(small), "link out ", "no temporary file");
     cmd_free(&r);
-    r = gm(dir, "sort --parallel=4 -u f -o small/out"); /* not a signal after all that */
-    cr_assert_eq(r.status, 2, "%s", r.err);
+    /* A merge fills the file system round by round. */
+    ref_sort_i64(k, N, 1);
+    char *sorted = path_in(dir, "s");
+    write_keys(sorted, k, N);
+    r = gm(dir, "merge --parallel=4 s s -o small/m");
+    expect(&r, 2, "gpumerge: write failed: small/m: No space left on device\n");
+    cr_assert_str_eq(listing(small), "link out ", "nothing new is left");
     cmd_free(&r);
+    free(sorted);
     free(k);
     free(f);
     umount(small);
