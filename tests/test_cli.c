@@ -121,6 +121,29 @@ static void same_as_sort(const char *dir, const char *sub, const char *args,
     free(cmd);
 }
 
+/* -o files on four threads, written through the shared mapping whatever the
+ * cores: a sort in one chunk, a merge in many rounds, -r, -u, -z, and in place. */
+Test(cli, output_through_the_mapping, .timeout = 300)
+{
+    rng r;
+    rng_seed(&r, 23);
+    char *dir = scratch_dir();
+    random_file(&r, dir, "in", 300000, 1, 0);
+    cmd_result t = run_sh(dir, "LC_ALL=C sort -n in > a && tr '\\n' '\\0' < in > in0 && "
+                               "head -n 1000 in | LC_ALL=C sort -n > b && cp b bcopy && "
+                               "ln b b2");
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cmd_free(&t);
+    same_as_sort(dir, "sort", "--parallel=4 in -o out && cat out", "-n in");
+    same_as_sort(dir, "sort", "--parallel=4 -r -u in -o out && cat out", "-n -r -u in");
+    same_as_sort(dir, "sort", "--parallel=4 -z -o out0 < in0 && cat out0", "-n -z < in0");
+    same_as_sort(dir, "merge", "--parallel=4 -S 1M a b -o out && cat out", "-m -n a b");
+    /* b has another link: written in place, after being spooled as an input */
+    same_as_sort(dir, "merge", "--parallel=4 -u -S 1M a b -o b && cat b2",
+                 "-m -n -u a bcopy");
+    free(dir);
+}
+
 Test(cli, sort_matches_gnu_sort, .timeout = 300)
 {
     rng r;
