@@ -787,19 +787,19 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 int gm_writer_finish(gm_writer *w, gm_status *st)
 {
     struct gm_wq *q = w->q;
-    if (!q) {
-        /* The file ends where the last mapped region does. */
-        if (w->extended && ftruncate(w->fd, (off_t)w->bytes) != 0)
-            return writer_error(w, errno, st);
-        w->extended = 0;
-        return GM_OK;
+    int err = 0;
+    if (q) {
+        wq_join(q);
+        err = q->err;
+        w->stats.write += q->write_time;
+        w->bytes += q->bytes;
+        wq_free(q);
+        w->q = NULL;
     }
-    wq_join(q);
-    int err = q->err;
-    w->stats.write += q->write_time;
-    w->bytes += q->bytes;
-    wq_free(q);
-    w->q = NULL;
+    /* The file ends where the output does, whatever the mapping reserved. */
+    if (!err && w->extended && ftruncate(w->fd, (off_t)w->bytes) != 0)
+        err = errno;
+    w->extended = 0;
     return err ? writer_error(w, err, st) : GM_OK;
 }
 
