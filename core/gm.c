@@ -101,11 +101,18 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
         gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s", what, s->engine);
     if (s->runs > 0)
         gm_say(cfg, GM_MSG_VERBOSE, "time: temporary runs %.3f s (writing and reading)", s->spill);
-    gm_say(cfg, GM_MSG_VERBOSE,
-           "time: format and write %.3f s, finish %.3f s (the last blocks, close, rename); "
-           "within them, on the pool and the writer thread: format %.3f s a thread, "
-           "write(2) %.3f s",
-           s->write, s->finish, s->format, s->write_syscalls);
+    if (s->mapped)
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
+               "on the pool: format into the mapping %.3f s a thread (its page faults "
+               "included), fallocate, mmap and munmap %.3f s",
+               s->write, s->finish, s->format, s->write_syscalls);
+    else
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: format and write %.3f s, finish %.3f s (the last blocks, close, rename); "
+               "within them, on the pool and the writer thread: format %.3f s a thread, "
+               "write(2) %.3f s",
+               s->write, s->finish, s->format, s->write_syscalls);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA teardown "
            "%.3f s)",

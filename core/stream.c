@@ -941,6 +941,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
                    out.shown);
         stats->format = w.stats.format_cpu / s.nthreads;
         stats->write_syscalls = w.stats.write;
+        stats->mapped = w.map;
     }
     double a = gm_now();
     for (int i = 0; spooled && i < nnames; i++) {

@@ -60,7 +60,9 @@ typedef struct gm_stream_stats {
     double finish;        /* the writer's last blocks, the output's close and rename */
     double cleanup;       /* closing the inputs, freeing the buffers */
     double format;        /* formatting, per thread (inside write and finish) */
-    double write_syscalls;/* inside write(2), on whichever thread */
+    double write_syscalls;/* inside write(2), on whichever thread; through the mapping:
+                           * inside fallocate, mmap and munmap */
+    int mapped;           /* the output went through the writer's shared mapping */
     int runs;             /* sorted runs spilled (sort chunks, merge batches) */
     int passes;           /* merge passes over them (the last into the output) */
     int64_t keys;         /* keys read */
