@@ -442,9 +442,13 @@ struct region {
     double map_time;  /* mmap and munmap */
 };
 
-static int region_open(struct region *r, int fd, off_t at, size_t len)
+static int region_open(struct region *r, const gm_writer *w, size_t len)
 {
+    int fd = w->fd;
+    off_t at = (off_t)w->bytes;
     memset(r, 0, sizeof *r);
+    if (w->reserved_end > at) /* reserved ahead (gm_writer_reserve) */
+        r->reserved = (size_t)(w->reserved_end - at) < len ? (size_t)(w->reserved_end - at) : len;
     double t0 = gm_now();
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t skip = (size_t)at % page;
@@ -466,7 +470,7 @@ static int region_open(struct region *r, int fd, off_t at, size_t len)
 static void region_reserve(struct region *r)
 {
     double t0 = gm_now();
-    for (size_t done = 0; done < r->len;) {
+    for (size_t done = r->reserved; done < r->len;) {
         size_t piece = r->len - done < RESERVE_PIECE ? r->len - done : RESERVE_PIECE;
         int e = forced_map == 2 ? EOPNOTSUPP : 0;
         while (!e && fallocate(r->fd, 0, r->at + (off_t)done, (off_t)piece) != 0)
@@ -589,7 +593,7 @@ static int map_put(gm_writer *w, const gm_keys *keys)
         j.pos[b + 1] += j.pos[b];
     int e = 0;
     if (j.pos[nblocks] > 0) {
-        e = region_open(&j.r, w->fd, (off_t)w->bytes, j.pos[nblocks]);
+        e = region_open(&j.r, w, j.pos[nblocks]);
         if (!e) {
             gm_parallel_for(w->nthreads, nblocks + 1, map_format_task, &j);
             w->stats.format_cpu += (double)j.format_ns * 1e-9;
@@ -625,7 +629,7 @@ static int map_put_text(gm_writer *w, const char *text, size_t len)
     double t0 = gm_now();
     struct copy_job c;
     c.src = text;
-    int e = region_open(&c.r, w->fd, (off_t)w->bytes, len);
+    int e = region_open(&c.r, w, len);
     if (!e) {
         gm_parallel_for(w->nthreads, (int)((len + COPY_PIECE - 1) / COPY_PIECE) + 1, copy_task, &c);
         e = region_close(w, &c.r);
@@ -666,6 +670,25 @@ static int writer_begin(gm_writer *w, gm_status *st)
         return rc;
     w->begun = 1;
     w->map = map_wanted(w);
+    return GM_OK;
+}
+
+int gm_writer_reserve(gm_writer *w, uint64_t bytes, gm_status *st)
+{
+    if (w->file->kind != GM_OUTFILE_REPLACE || bytes == 0)
+        return GM_OK;
+    int rc = writer_begin(w, st);
+    if (rc || !w->map)
+        return rc;
+    double t0 = gm_now();
+    int e = forced_map == 2 ? EOPNOTSUPP : 0;
+    while (!e && fallocate(w->fd, 0, (off_t)w->bytes, (off_t)bytes) != 0)
+        if ((e = errno) != EINTR)
+            break;
+    w->stats.write += gm_now() - t0;
+    w->extended = 1; /* whatever a failed call left past the output goes at the end */
+    if (!e) /* else the output, perhaps smaller than asked for, reserves as it goes */
+        w->reserved_end = w->bytes + (int64_t)bytes;
     return GM_OK;
 }
 

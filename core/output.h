@@ -69,6 +69,7 @@ typedef struct gm_writer {
     int begun;           /* the first byte was due (gm_outfile_begin ran) */
     int map;             /* writing through a shared mapping (output.c), not write(2) */
     int extended;        /* the mapping's fallocate extended the file */
+    int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_reserve) */
 } gm_writer;
 
 void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads);
@@ -83,6 +84,16 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
  * memory of the last key is not updated: text and keys are not mixed in one
  * output. Returns as gm_output_write. */
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
+
+/* Reserves the space of the next bytes of output ahead of the text that will fill
+ * it, where the output goes through the mapping into a temporary file (a target
+ * written in place is not touched before its first byte, so nothing is done for
+ * it): the GPU's text path reserves while CUDA starts, taking the file system's
+ * allocation off the critical path. A reservation that fails is not an error (the
+ * output may need less; the writing reserves as it goes, and reports a full file
+ * system then). Returns GM_OK, or an error of the output's first byte (as
+ * gm_writer_put). */
+int gm_writer_reserve(gm_writer *w, uint64_t bytes, gm_status *st);
 
 /* Releases the writer's buffers and adds its write time to the stats. Call it
  * before gm_output_commit (and after an error). Returns GM_OK, or the first write

@@ -187,6 +187,16 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         free(f);
         return rc;
     }
+    if (!gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
+        double r0 = gm_now();
+        rc = gm_writer_reserve(w, len, st);
+        stats->write += gm_now() - r0;
+    }
+    if (rc) {
+        gm_buf_free(text);
+        free(f);
+        return rc;
+    }
     struct text_ctx ctx = { nthreads, w };
     gm_text_job job = { text, (size_t)len, eol, cfg->reverse, cfg->unique, cfg->kernel,
                         pool_copy, &ctx, to_writer, &ctx };

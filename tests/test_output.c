@@ -397,3 +397,41 @@ Test(output, mapping_matches_write)
     free(dir);
     free(path);
 }
+
+/* Space reserved ahead (gm_writer_reserve, as the GPU's text path does while CUDA
+ * starts): more than the output needs, less, or refused by the file system (forced),
+ * the file holds exactly the output. */
+Test(output, reserve_ahead_then_write)
+{
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    size_t len = 3u << 20;
+    char *text = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        text[i] = (i % 8 == 7) ? '\n' : (char)('1' + i % 7);
+    const uint64_t ahead[] = { 0, 100, len, 5 * len };
+    for (int map = 1; map <= 2; map++)
+        for (int a = 0; a < 4; a++) {
+            gm_output_test_map(map);
+            gm_output out;
+            gm_status st;
+            gm_writer w;
+            cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+            gm_writer_init(&w, &out, 0, 4);
+            cr_assert_eq(gm_writer_reserve(&w, ahead[a], &st), GM_OK, "%s", st.msg);
+            cr_assert_eq(gm_writer_put_text(&w, text, len / 2, &st), GM_OK, "%s", st.msg);
+            cr_assert_eq(gm_writer_put_text(&w, text + len / 2, len - len / 2, &st), GM_OK);
+            cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
+            cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+            gm_output_test_map(0);
+            size_t got_len;
+            char *got = read_file(path, &got_len);
+            cr_assert_eq(got_len, len, "map %d ahead %d", map, a);
+            cr_assert(memcmp(got, text, len) == 0, "map %d ahead %d", map, a);
+            free(got);
+        }
+    unlink(path);
+    rmdir(dir);
+    free(text);
+    free(dir);
+    free(path);
+}
