@@ -11,13 +11,15 @@
 #
 # Usage: bench/gpu.sh [N]    environment: DEVICES (default "cpu gpu auto"; cpu
 #        first), GPUMERGE, GEN, REPEAT (3), N_BIG (0 = skip; 1000000000 for 1 G
-#        lines), REPEAT_BIG (1), DIR.
+#        lines), BIG_KEYS ("int32 int64": the widths of the large runs), REPEAT_BIG
+#        (1), DIR.
 set -euo pipefail
 
 N=${1:-100000000}
 DEVICES=${DEVICES:-cpu gpu auto}
 REPEAT=${REPEAT:-3}
 N_BIG=${N_BIG:-0}
+BIG_KEYS=${BIG_KEYS:-int32 int64}
 REPEAT_BIG=${REPEAT_BIG:-1}
 GPUMERGE=$(realpath "${GPUMERGE:-./gpumerge}")
 GEN=$(realpath "${GEN:-build/bench/gen}")
@@ -80,11 +82,11 @@ rm -f "$R" "$DIR"/out.* "$DIR"/pin.* "$DIR"/pout.* "$DIR/catcat"
 # --- large
 if [ "$N_BIG" -gt 0 ]; then
     REPEAT=$REPEAT_BIG
-    for w in "" -w; do
+    for keys in $BIG_KEYS; do
+        w=
+        [ "$keys" = int64 ] && w=-w
         "$GEN" $w "$N_BIG" >"$R"
-        keys="int32 keys"
-        [ -n "$w" ] && keys="int64 keys"
-        echo "N_BIG=$N_BIG lines ($keys), median of $REPEAT"
+        echo "N_BIG=$N_BIG lines ($keys keys), median of $REPEAT"
         for d in $DEVICES; do
             [ "$d" = auto ] && continue
             row "gpumerge sort --device=$d r -o out" "$(median file_sort "$d")"
