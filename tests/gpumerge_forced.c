@@ -6,12 +6,17 @@
  *
  *   gpumerge_forced [--sort-ways=2|4] [--partition=none|1|8|32]
  *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
- *                   [--serial-launches] [--text-chunk=BYTES] GPUMERGE-ARGUMENTS...
+ *                   [--serial-launches] [--text-chunk=BYTES] [--block-size=BYTES]
+ *                   GPUMERGE-ARGUMENTS...
+ *
+ * --block-size sets the size of the text blocks the inputs are read and parsed in
+ * (core/input.h), so that block boundaries fall inside lines and keys.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/input.h"
 #include "../cuda/testing.h"
 
 int gm_cli_main(int argc, char **argv);
@@ -51,6 +56,8 @@ int main(int argc, char **argv)
             c.memory_limit = (size_t)v;
         else if ((v = value_of(a, "--text-chunk=")) > 0)
             c.text_chunk = (size_t)v;
+        else if ((v = value_of(a, "--block-size=")) > 0)
+            gm_input_test_block_size((size_t)v);
         else if (strcmp(a, "--serial-launches") == 0)
             c.serial_launches = 1;
         else

@@ -591,3 +591,100 @@ Test(cli, help_version_verbose)
     cr_assert_str_eq(text, "2\n1\n");
     free(text), free(out), free(p), free(dir);
 }
+
+/* ---------------------------------------------------------------- chunk boundaries */
+
+/* Text blocks and the GPU's staged copies forced small (gpumerge_forced), so that
+ * every boundary case falls inside a chunk: a line and a key split across blocks,
+ * CRLF split, runs of equal keys across chunks, an int64 key in the last chunk,
+ * external runs on the device (-S), and errors found in a late chunk with their
+ * file:line and -o left as it was. Run with the device the suite is given
+ * (GM_TEST_DEVICE=gpu on a GPU machine); the reference is the CPU engine with its
+ * default sizes. */
+Test(cli, chunk_boundaries_forced_small, .timeout = 300)
+{
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    char *f = path_in(dir, "f"), *a = path_in(dir, "a"), *b = path_in(dir, "b");
+    rng r;
+    rng_seed(&r, 61);
+    size_t cap = 1 << 20, o = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 6000; i++) {
+        int64_t v = rng_range(&r, -40, 40); /* runs of equal keys across chunks */
+        int form = (int)rng_range(&r, 0, 5);
+        o += (size_t)sprintf(text + o, form == 0 ? "%lld\r\n" : form == 1 ? " %lld \n"
+                                       : form == 2 && v >= 0 ? "+%lld\n" : "%lld\n",
+                             (long long)v);
+        if (form == 3 && v < 0)
+            o += (size_t)sprintf(text + o, "\n"); /* a blank line */
+    }
+    o += (size_t)sprintf(text + o, "9223372036854775807\r\n-42"); /* int64 late, no newline */
+    write_file(f, text, o);
+    write_text(a, "-5\n-5\n0\n7\n7\n7\n100\n");
+    write_text(b, "-9\n-5\n7\n8\n4294967296\n");
+    const char *runs[][2] = {
+        { "--block-size=7 --text-chunk=16 sort %s f", "sort --device=cpu f" },
+        { "--block-size=5 --text-chunk=48 sort %s -r -u f", "sort --device=cpu -r -u f" },
+        { "--block-size=11 sort %s -S 64K --batch-size=2 f", "sort --device=cpu f" },
+        { "--block-size=3 merge %s a b a", "merge --device=cpu a b a" },
+        { "--block-size=2 merge %s -u b a", "merge --device=cpu -u b a" },
+    };
+    for (int i = 0; i < (int)(sizeof runs / sizeof *runs); i++) {
+        char *forced, *cmd, *ref;
+        if (asprintf(&forced, runs[i][0], gpumerge_device_arg()) < 0 ||
+            asprintf(&cmd, "\"$GPUMERGE_FORCED\" %s", forced) < 0 ||
+            asprintf(&ref, "\"$GPUMERGE\" %s", runs[i][1]) < 0)
+            abort();
+        cmd_result got = run_sh(dir, cmd), want = run_sh(dir, ref);
+        cr_assert_eq(got.status, 0, "%s: %s", cmd, got.err);
+        cr_assert_eq(want.status, 0, "%s: %s", ref, want.err);
+        cr_assert_eq(got.out_len, want.out_len, "%s: %zu bytes, expected %zu", cmd, got.out_len,
+                     want.out_len);
+        cr_assert(memcmp(got.out, want.out, got.out_len) == 0, "%s: output differs", cmd);
+        cmd_free(&got), cmd_free(&want);
+        free(forced), free(cmd), free(ref);
+    }
+    /* a bad line and a disorder near the end, found in a late block */
+    text[o - 3] = 'x'; /* "-42" becomes "x42" on the last line, 6002 */
+    write_file(f, text, o);
+    write_text(path_in(dir, "out"), "precious\n");
+    char *cmd;
+    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort %s f -o out",
+                 gpumerge_device_arg()) < 0)
+        abort();
+    cmd_result bad = run_sh(dir, cmd);
+    free(cmd);
+    char want[256];
+    int lines = 1;
+    for (size_t k = 0; k + 1 < o; k++)
+        lines += text[k] == '\n';
+    snprintf(want, sizeof want, "gpumerge: f:%d: not an integer: 'x42'\n", lines);
+    assert_result(&bad, 2, "", want);
+    cmd_free(&bad);
+    char *kept = read_file(path_in(dir, "out"), NULL);
+    cr_assert_str_eq(kept, "precious\n");
+    free(kept);
+    write_text(a, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n"
+                  "21\n22\n23\n24\n25\n26\n27\n28\n29\n30\n31\n32\n33\n34\n35\n36\n37\n38\n"
+                  "39\n40\n41\n42\n43\n44\n45\n46\n47\n48\n49\n50\n51\n52\n53\n54\n55\n56\n"
+                  "57\n58\n59\n60\n61\n62\n63\n64\n65\n66\n67\n68\n69\n70\n71\n72\n73\n74\n"
+                  "75\n76\n77\n78\n79\n80\n81\n82\n83\n84\n85\n86\n87\n88\n89\n90\n91\n92\n"
+                  "93\n94\n95\n96\n97\n98\n99\n100\n101\n102\n103\n104\n105\n106\n107\n108\n"
+                  "109\n110\n111\n112\n113\n114\n115\n116\n117\n118\n119\n120\n111\n");
+    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=5 check %s a", gpumerge_device_arg()) < 0)
+        abort();
+    cmd_result dis = run_sh(dir, cmd);
+    free(cmd);
+    assert_result(&dis, 1, "", "gpumerge: a:121: disorder: 111\n");
+    cmd_free(&dis);
+    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=5 merge %s a b -o out",
+                 gpumerge_device_arg()) < 0)
+        abort();
+    cmd_result unsorted = run_sh(dir, cmd);
+    free(cmd);
+    cr_assert_eq(unsorted.status, 2, "%s", unsorted.err);
+    cr_assert(strstr(unsorted.err, "a:121: disorder: 111") != NULL, "%s", unsorted.err);
+    free(text), free(f), free(a), free(b), free(dir);
+}
