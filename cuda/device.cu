@@ -93,7 +93,7 @@ static void probe_device()
 {
     gm_cuda_touched = true;
     gm_trace_push("cuda start-up");
-    auto began = std::chrono::steady_clock::now();
+    double began = host_seconds();
     int count = 0;
     cudaDeviceProp prop;
     cudaFuncAttributes attr;
@@ -132,8 +132,7 @@ static void probe_device()
         gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
     }
-    probe_info.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    probe_info.seconds = host_seconds() - began;
     probe_finished = true;
     gm_trace_pop();
 }
@@ -207,6 +206,12 @@ int check_fits(size_t need, gm_status *st)
                        "data does not fit in GPU memory: %.1f MiB needed, %.1f MiB free",
                        (double)need / 1048576.0, (double)free_b / 1048576.0);
     return GM_OK;
+}
+
+double host_seconds()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 double elapsed_seconds(cudaEvent_t a, cudaEvent_t b)

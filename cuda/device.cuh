@@ -85,6 +85,9 @@ struct event_set {
     }
 };
 
+/* Seconds on the host's monotonic clock (the host-side stage times). */
+double host_seconds();
+
 /* Elapsed seconds between two recorded events. */
 double elapsed_seconds(cudaEvent_t a, cudaEvent_t b);
 

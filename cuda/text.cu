@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "kernels.cuh"
 #include "text.cuh"
@@ -349,13 +348,6 @@ static size_t stage_piece()
     return f >= 16 && f < STAGE_BYTES ? f : STAGE_BYTES;
 }
 
-static double now_seconds()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ steps */
 
 /* Scratch of one call of cub's device-wide algorithms, released with the job. */
@@ -579,9 +571,9 @@ int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink si
         if (p > 0) {
             int i = (p - 1) % RING;
             GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
-            double a = now_seconds();
+            double a = host_seconds();
             int rc = sink(ctx, ring.buf[i], cut[p] - cut[p - 1], st);
-            *sink_seconds += now_seconds() - a;
+            *sink_seconds += host_seconds() - a;
             if (rc)
                 return rc;
             *bytes += cut[p] - cut[p - 1];
@@ -661,24 +653,24 @@ extern "C" int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_
         int32_t *sorted;
         if (!(rc = sort_parsed<int32_t>(j, job, r, used, &sorted, &n_out, times, st))) {
             GM_CUDA(cudaStreamSynchronize(j.s), st);
-            f0 = now_seconds();
+            f0 = host_seconds();
             rc = text_format<int32_t>(j, sorted, n_out, job->eol, &off, st);
         }
     } else {
         int64_t *sorted;
         if (!(rc = sort_parsed<int64_t>(j, job, r, used, &sorted, &n_out, times, st))) {
             GM_CUDA(cudaStreamSynchronize(j.s), st);
-            f0 = now_seconds();
+            f0 = host_seconds();
             rc = text_format<int64_t>(j, sorted, n_out, job->eol, &off, st);
         }
     }
     if (rc)
         return rc;
-    times->format = now_seconds() - f0;
+    times->format = host_seconds() - f0;
     GM_CUDA(cudaEventRecord(ev.e[2], j.s), st);
-    double d0 = now_seconds();
+    double d0 = host_seconds();
     rc = text_download(j, off, job->sink, job->sink_ctx, &res->sink, &res->bytes, st);
-    double d1 = now_seconds();
+    double d1 = host_seconds();
     res->written = rc ? 0 : n_out;
     times->h2d = elapsed_seconds(ev.e[0], ev.e[1]);
     times->parse = elapsed_seconds(ev.e[1], parsed_at);
