@@ -54,20 +54,13 @@ if [ ! -s "$DIR/r.$N" ]; then
 fi
 A=$DIR/a.$N B=$DIR/b.$N R=$DIR/r.$N OUT=$DIR/out
 
+. "$(dirname "$0")/median.sh"
 # median_time CMD...: median wall time of REPEAT runs (GNU sort's commands:
 # REPEAT_GNU runs), in seconds
 median_time() {
-    local times=() n=$REPEAT
+    local n=$REPEAT
     case $1 in sort_*) n=${REPEAT_GNU:-$REPEAT} ;; esac
-    for _ in $(seq "$n"); do
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@"
-        t1=$(date +%s.%N)
-        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
-    done
-    [ -n "${VERBOSE_TIMES:-}" ] && echo "$* ${times[*]}" >&2
-    printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f", a[int((NR + 1) / 2)] }'
+    median_runs "$n" "$@"
 }
 
 check_same() { # check_same WHAT EXPECTED ACTUAL

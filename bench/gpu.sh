@@ -36,18 +36,8 @@ if [ -z "${DIR:-}" ]; then
     trap 'exit 143' TERM
 fi
 
-# median CMD...: median wall time of REPEAT runs of CMD, in seconds
-median() {
-    local times=()
-    for _ in $(seq "$REPEAT"); do
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@"
-        t1=$(date +%s.%N)
-        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
-    done
-    printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f", a[int((NR + 1) / 2)] }'
-}
+. "$(dirname "$0")/median.sh"
+median() { median_runs "$REPEAT" "$@"; } # of REPEAT runs
 same() { cmp -s "$1" "$2" || { echo "MISMATCH: $1 and $2 differ" >&2; exit 1; }; }
 row() { printf '%-58s %8s\n' "$1" "$2"; }
 
