@@ -70,7 +70,7 @@ void gm_input_test_scalar(int on) { force_scalar = on; }
 void gm_input_test_block_size(size_t bytes) { forced_block = bytes; }
 void gm_input_test_read_ahead(int on) { forced_read_ahead = on; }
 
-enum { DEFAULT_BLOCK = 8 << 20, PIPE_BYTES = 1 << 20, PREAD_PIECE = 256 << 10 };
+enum { DEFAULT_BLOCK = 8 << 20, PREAD_PIECE = 256 << 10 };
 
 /* ------------------------------------------------------------------ keys */
 
@@ -223,16 +223,9 @@ static void pread_piece(void *ctx, int i)
     struct pread_job *job = ctx;
     size_t lo = job->len * (size_t)i / (size_t)job->pieces;
     size_t hi = job->len * (size_t)(i + 1) / (size_t)job->pieces;
-    while (lo < hi) {
-        ssize_t got = pread(job->fd, job->buf + lo, hi - lo, job->off + (int64_t)lo);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            job->err = got < 0 ? errno : -1;
-            return;
-        }
-        lo += (size_t)got;
-    }
+    int err = gm_pread_all(job->fd, job->buf + lo, hi - lo, job->off + (int64_t)lo);
+    if (err)
+        job->err = err;
 }
 
 static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
@@ -396,7 +389,8 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
         return GM_OK;
     }
     struct stat sb;
-    if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    int known = fstat(in->fd, &sb) == 0;
+    if (known && S_ISREG(sb.st_mode)) {
         off_t at = lseek(in->fd, 0, SEEK_CUR);
         if (at >= 0) {
             rd->regular = 1;
@@ -406,8 +400,8 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
             if (!in->ahead && !forced_read_ahead)
                 return GM_OK; /* read in gm_input_next, no thread */
         }
-    } else if (S_ISFIFO(sb.st_mode) && fcntl(in->fd, F_GETPIPE_SZ) < PIPE_BYTES) {
-        fcntl(in->fd, F_SETPIPE_SZ, PIPE_BYTES); /* refused above pipe-max-size: fine */
+    } else if (known) {
+        gm_pipe_enlarge(in->fd, &sb);
     }
     rd->started = 1; /* before the thread, which reads it */
     if (gm_thread_start(&rd->tid, reader_main, rd) != 0) {

@@ -128,7 +128,7 @@ static inline char *format_i32(char *p, int32_t v)
 
 /* A block is at most BLOCK_BYTES of text: 65536 int32 keys, or 37449 int64 keys
  * (at most 12 and 21 bytes a line). */
-enum { BLOCK_BYTES = 12 << 16, WRITER_THREAD_CORES = 4, PIPE_BYTES = 1 << 20 };
+enum { BLOCK_BYTES = 12 << 16, WRITER_THREAD_CORES = 4 };
 
 static int64_t block_keys(gm_width w)
 {
@@ -842,12 +842,9 @@ int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes
     }
     memcpy(out->shown, out->file.shown, sizeof out->shown);
     out->fd = out->file.fd;
-    /* An output pipe takes 1 MiB at a time where the system allows (the kernel's
-     * default is 64 KiB): fewer switches between us and the reader. */
     struct stat sb;
-    if (fstat(out->fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
-        fcntl(out->fd, F_GETPIPE_SZ) < PIPE_BYTES)
-        fcntl(out->fd, F_SETPIPE_SZ, PIPE_BYTES); /* refused above pipe-max-size: fine */
+    if (fstat(out->fd, &sb) == 0)
+        gm_pipe_enlarge(out->fd, &sb); /* an output pipe */
     return GM_OK;
 }
 

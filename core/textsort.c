@@ -45,17 +45,11 @@ static void read_piece(void *ctx, int i)
 {
     struct read_job *job = ctx;
     const struct read_task *t = &job->tasks[i];
-    int64_t lo = t->lo;
-    while (lo < t->hi) {
-        ssize_t got = pread(t->file->fd, t->file->dst + lo, (size_t)(t->hi - lo), t->file->at + lo);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) { /* any one failure is reported */
-            __atomic_store_n(&job->bad, (int)(t->file - job->files), __ATOMIC_RELAXED);
-            __atomic_store_n(&job->err, got < 0 ? errno : -1, __ATOMIC_RELAXED);
-            return;
-        }
-        lo += got;
+    int err = gm_pread_all(t->file->fd, t->file->dst + t->lo, (size_t)(t->hi - t->lo),
+                           t->file->at + t->lo);
+    if (err) { /* any one failure is reported */
+        __atomic_store_n(&job->bad, (int)(t->file - job->files), __ATOMIC_RELAXED);
+        __atomic_store_n(&job->err, err, __ATOMIC_RELAXED);
     }
 }
 

@@ -286,6 +286,29 @@ void gm_buf_free(void *p)
     munmap(base, map);
 }
 
+void gm_pipe_enlarge(int fd, const struct stat *st)
+{
+    enum { PIPE_BYTES = 1 << 20 };
+    if (S_ISFIFO(st->st_mode) && fcntl(fd, F_GETPIPE_SZ) < PIPE_BYTES)
+        fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES);
+}
+
+int gm_pread_all(int fd, void *buf, size_t len, int64_t off)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t got = pread(fd, p, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? errno : -1;
+        p += got;
+        off += got;
+        len -= (size_t)got;
+    }
+    return 0;
+}
+
 int gm_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;

@@ -7,6 +7,7 @@
 #define GM_UTIL_H
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,5 +67,14 @@ void gm_buf_free(void *p);
 /* Writes all of buf at fd, retrying short and interrupted writes. Returns 0 or
  * an errno value. */
 int gm_write_all(int fd, const void *buf, size_t len);
+
+/* Enlarges the pipe fd (st its fstat) to 1 MiB where the system allows (the
+ * kernel's default is 64 KiB; pipe-max-size may refuse): fewer switches between
+ * the two ends. Anything but a pipe is left alone. */
+void gm_pipe_enlarge(int fd, const struct stat *st);
+
+/* Reads len bytes of fd at off into buf, retrying short and interrupted reads.
+ * Returns 0, an errno value, or -1 when the file ends first. */
+int gm_pread_all(int fd, void *buf, size_t len, int64_t off);
 
 #endif
