@@ -466,16 +466,25 @@ static int region_open(struct region *r, const gm_writer *w, size_t len)
     return 0;
 }
 
+/* Reserves len bytes of fd's space at at (fallocate, retried when interrupted):
+ * 0 or its errno; EOPNOTSUPP when the tests force the file system to refuse. */
+static int reserve_space(int fd, off_t at, off_t len)
+{
+    if (forced_map == 2)
+        return EOPNOTSUPP;
+    while (fallocate(fd, 0, at, len) != 0)
+        if (errno != EINTR)
+            return errno;
+    return 0;
+}
+
 /* Task 0: reserves the region piece by piece. */
 static void region_reserve(struct region *r)
 {
     double t0 = gm_now();
     for (size_t done = r->reserved; done < r->len;) {
         size_t piece = r->len - done < RESERVE_PIECE ? r->len - done : RESERVE_PIECE;
-        int e = forced_map == 2 ? EOPNOTSUPP : 0;
-        while (!e && fallocate(r->fd, 0, r->at + (off_t)done, (off_t)piece) != 0)
-            if ((e = errno) == EINTR)
-                e = 0;
+        int e = reserve_space(r->fd, r->at + (off_t)done, (off_t)piece);
         pthread_mutex_lock(&r->lock);
         if (e)
             r->err = e;
@@ -681,10 +690,7 @@ int gm_writer_reserve(gm_writer *w, uint64_t bytes, gm_status *st)
     if (rc || !w->map)
         return rc;
     double t0 = gm_now();
-    int e = forced_map == 2 ? EOPNOTSUPP : 0;
-    while (!e && fallocate(w->fd, 0, (off_t)w->bytes, (off_t)bytes) != 0)
-        if ((e = errno) != EINTR)
-            break;
+    int e = reserve_space(w->fd, (off_t)w->bytes, (off_t)bytes);
     w->stats.write += gm_now() - t0;
     w->extended = 1; /* whatever a failed call left past the output goes at the end */
     if (!e) /* else the output, perhaps smaller than asked for, reserves as it goes */
