@@ -305,12 +305,9 @@ static int to_run(struct stream *s, void *ctx, const gm_keys *keys, gm_status *s
     return rc;
 }
 
-/* Counts one engine call (op's keys, its report) in the stats: the calls by op and
- * device, the GPU's times summed, and the report of the largest call kept for the
- * plan and device lines of -v. */
-static void tally(struct stream *s, gm_op op, int64_t n, gm_width w, const gm_engine_report *rep)
+void gm_stream_tally(gm_stream_stats *t, gm_op op, int64_t n, gm_width w,
+                     const gm_engine_report *rep)
 {
-    gm_stream_stats *t = s->stats;
     int gpu = rep->device == GM_DEVICE_GPU;
     t->calls[op == GM_OP_MERGE][gpu]++;
     t->startup_wait += rep->startup_wait;
@@ -340,7 +337,7 @@ static int run_engine(struct stream *s, gm_op op, gm_keys *keys, void **scratch,
     gm_trace_pop();
     /* the wait for CUDA's start-up inside the call is its own stage */
     s->stats->engine += gm_now() - a - rep.startup_wait;
-    tally(s, op, n, keys->width, &rep);
+    gm_stream_tally(s->stats, op, n, keys->width, &rep);
     return rc;
 }
 
@@ -432,7 +429,7 @@ static int merge_sources(struct stream *s, struct source *src, int k, sink_fn si
                 snprintf(rep.reason, sizeof rep.reason, "%s",
                          s->cfg->device == GM_DEVICE_CPU ? "--device=cpu"
                                                          : "auto: two runs, merged on the CPU");
-                tally(s, GM_OP_MERGE, total, w, &rep);
+                gm_stream_tally(s->stats, GM_OP_MERGE, total, w, &rep);
                 keys = (gm_keys){ mbuf, total, w };
                 goto merged;
             }

@@ -75,6 +75,12 @@ typedef struct gm_stream_stats {
     int64_t rep_keys;     /* its keys */
 } gm_stream_stats;
 
+/* Counts one engine call (n keys of op, its report) in the stats: the calls by op
+ * and device, the GPU's times summed, and the report of the largest call kept for
+ * the plan and device lines of -v. */
+void gm_stream_tally(gm_stream_stats *t, gm_op op, int64_t n, gm_width w,
+                     const gm_engine_report *rep);
+
 /* The default memory budget, as GNU sort's default_sort_size: half the smaller of
  * RLIMIT_DATA and RLIMIT_AS, at most 15/16 of RLIMIT_RSS, at most three quarters
  * of the physical memory, and at most the available physical memory (or an eighth

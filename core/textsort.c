@@ -153,14 +153,12 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         free(f);
         return GM_ETEXT;
     }
-    int rc = GM_OK;
     uint64_t len = 0;
-    for (int i = 0; i < nins && !rc; i++) {
+    for (int i = 0; i < nins; i++) {
         f[i].dst = text + len;
         len += (uint64_t)f[i].size;
     }
-    if (!rc)
-        rc = read_all(ins, f, nins, nthreads, st);
+    int rc = read_all(ins, f, nins, nthreads, st);
     /* The spans lie back to back; where a file lacks its last eol, the files after
      * it move up one byte to make room (rare: a move per such file). */
     if (!rc) {
@@ -176,12 +174,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         len = end;
     }
     stats->read += gm_now() - t0;
-    if (rc) {
-        gm_buf_free(text);
-        free(f);
-        return rc;
-    }
-    if (!gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
+    if (!rc && !gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
         double r0 = gm_now();
         rc = gm_writer_reserve(w, len, st);
         stats->write += gm_now() - r0;
@@ -219,23 +212,22 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
             lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);
             ins[i].bytes = f[i].size;
         }
-        gm_engine_report *rep = &stats->rep;
-        memset(rep, 0, sizeof *rep);
-        rep->device = GM_DEVICE_GPU;
-        rep->kernel = t.kernel_used;
-        snprintf(rep->reason, sizeof rep->reason, "%s", why);
+        gm_engine_report rep;
+        memset(&rep, 0, sizeof rep);
+        rep.device = GM_DEVICE_GPU;
+        rep.kernel = t.kernel_used;
+        snprintf(rep.reason, sizeof rep.reason, "%s", why);
         gm_gpu_info info;
         gm_status ignored;
         if (gm_gpu_probe(&info, &ignored) == GM_OK)
-            snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
-        rep->h2d = t.h2d;
-        rep->kernel_s = t.kernel;
-        rep->d2h = t.d2h;
-        rep->passes = t.passes;
-        rep->deduplicated = cfg->unique;
-        stats->used_engine = 1;
+            snprintf(rep.gpu_name, sizeof rep.gpu_name, "%s", info.name);
+        rep.h2d = t.h2d;
+        rep.kernel_s = t.kernel;
+        rep.d2h = t.d2h;
+        rep.passes = t.passes;
+        rep.deduplicated = cfg->unique;
+        gm_stream_tally(stats, GM_OP_SORT, res.keys, res.width, &rep);
         stats->keys += res.keys;
-        stats->width = res.width;
         stats->engine += t2 - t1 - res.sink;
         stats->write += res.sink;
         gm_say(cfg, GM_MSG_VERBOSE,
@@ -252,10 +244,6 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     }
     if (res.bytes > 0 || cfg->device == GM_DEVICE_GPU || rc == GM_EPIPE || rc == GM_EIO)
         return rc;
-    if (rc == GM_ENODEV) { /* auto's start-up ended without a GPU: as engine.c, quietly */
-        gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", st->msg);
-        return GM_ETEXT;
-    }
     gm_say(cfg, GM_MSG_NOTICE, "notice: %s; using the CPU", st->msg);
     return GM_ETEXT;
 }
