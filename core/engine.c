@@ -203,8 +203,8 @@ int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char
         return 0;
     }
     if (cfg->device == GM_DEVICE_GPU) {
-        /* gm_engine_prepare has asked for the device already; the text is read
-         * before CUDA is needed again. */
+        /* CUDA's start-up began with the run (gm_engine_warm); the text is read
+         * before it is waited for. */
         snprintf(why, size, "--device=gpu, text path");
         return 1;
     }

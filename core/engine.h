@@ -69,6 +69,7 @@ double gm_engine_startup(int *background);
 /* Ends CUDA's part in the process when it was started (gm_gpu_teardown: the
  * context destroyed now, not in exit's handlers). Returns the seconds it took. */
 double gm_engine_release(void);
+
 /* Whether a sort of bytes of text, all in memory, takes the GPU's text path
  * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model
  * says the path beats the CPU's read, parse, sort and format, start-up included.

@@ -30,9 +30,8 @@ enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
     MERGE_CORES = 2,               /* per this many threads, */
-    MERGE_SCALE = 8,               /* up to this many times */
-    SORT_SCALE = 8,                /* a sort's block: MAX_BLOCK per MERGE_CORES threads, up to this */
-    MAX_BLOCK = 4 << 20,           /* per MERGE_CORES threads, for a merge */
+    MERGE_SCALE = 8,               /* up to this many times (thread_scale) */
+    MAX_BLOCK = 4 << 20,           /* a text block, per MERGE_CORES threads */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
@@ -73,16 +72,22 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The sort's text block: a sixteenth of the budget, within MIN_BLOCK and
- * MAX_BLOCK per MERGE_CORES threads (up to SORT_SCALE times): every block is read
- * and parsed by all the threads, in three fork-joins, so with more threads a
- * block is larger, and those fixed costs stay small beside the work. */
-static size_t sort_block(size_t budget, int nthreads)
+/* How many times a block and a merge's buffers grow with the threads: once per
+ * MERGE_CORES threads, up to MERGE_SCALE. A block is read and parsed by all the
+ * threads in fork-joins, and a merge round fills and drains the writer's pipeline,
+ * so with more threads they are larger and those fixed costs stay small beside
+ * the work. */
+static size_t thread_scale(int nthreads)
 {
     size_t scale = nthreads > MERGE_CORES ? (size_t)(nthreads / MERGE_CORES) : 1;
-    if (scale > SORT_SCALE)
-        scale = SORT_SCALE;
-    return clamp_size(budget / 16, MIN_BLOCK, (size_t)MAX_BLOCK * scale);
+    return scale < MERGE_SCALE ? scale : MERGE_SCALE;
+}
+
+/* The sort's text block: a sixteenth of the budget, within MIN_BLOCK and
+ * MAX_BLOCK times thread_scale. */
+static size_t sort_block(size_t budget, int nthreads)
+{
+    return clamp_size(budget / 16, MIN_BLOCK, (size_t)MAX_BLOCK * thread_scale(nthreads));
 }
 
 int64_t gm_sort_chunk_keys(size_t budget, gm_width width)
@@ -815,12 +820,8 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (s.fan_in > fds)
         s.fan_in = fds > 2 ? fds : 2;
     int k = nnames < s.fan_in ? nnames : s.fan_in;
-    /* A merge round's fixed costs (the writer's pipeline filling and draining, the
-     * threads starting) grow with the threads, so with more threads the rounds are
-     * larger, as far as the budget allows. */
-    size_t scale = s.nthreads > MERGE_CORES ? (size_t)(s.nthreads / MERGE_CORES) : 1;
-    if (scale > MERGE_SCALE)
-        scale = MERGE_SCALE;
+    /* A merge round's buffers grow with the threads, as far as the budget allows. */
+    size_t scale = thread_scale(s.nthreads);
     size_t merge_mem = (size_t)MERGE_MEMORY * scale;
     if (s.budget < merge_mem)
         merge_mem = s.budget;
