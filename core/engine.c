@@ -184,19 +184,42 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
 }
 
+/* The estimates for a sort of bytes of text: the CPU's read, parse, sort and
+ * format, and the GPU's text path without its start-up. */
+static void text_estimates(uint64_t bytes, int nthreads, double *cpu_t, double *gpu_t)
+{
+    double b = (double)bytes, n = b / text_rate.bytes_per_key, t = (double)nthreads;
+    double rp = text_rate.cpu_read_parse_per_thread * t, fm = text_rate.cpu_format_per_thread * t;
+    rp = rp < text_rate.cpu_read_parse_max ? rp : text_rate.cpu_read_parse_max;
+    fm = fm < text_rate.cpu_format_max ? fm : text_rate.cpu_format_max;
+    *cpu_t = b / rp + b / fm + cpu_estimate(GM_OP_SORT, (int64_t)n, nthreads);
+    *gpu_t = b / text_rate.read + 2 * b / text_rate.staged + b / text_rate.gpu_text +
+             n / rate.gpu_sort;
+}
+
+int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads)
+{
+    if (warm_began >= 0)
+        return 1;
+    if (cfg->device != GM_DEVICE_AUTO)
+        return gm_engine_warm(cfg, GM_OP_SORT, -1, nthreads);
+    double cpu_t, gpu_t;
+    text_estimates(bytes, nthreads, &cpu_t, &gpu_t);
+    if (cpu_t < rate.gpu_start + gpu_t)
+        return 0;
+    warm_began = gm_now();
+    gm_gpu_warm_start();
+    return 1;
+}
+
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
                         size_t size)
 {
     why[0] = 0;
     if (cfg->device == GM_DEVICE_CPU)
         return 0;
-    double b = (double)bytes, n = b / text_rate.bytes_per_key, t = (double)nthreads;
-    double rp = text_rate.cpu_read_parse_per_thread * t, fm = text_rate.cpu_format_per_thread * t;
-    rp = rp < text_rate.cpu_read_parse_max ? rp : text_rate.cpu_read_parse_max;
-    fm = fm < text_rate.cpu_format_max ? fm : text_rate.cpu_format_max;
-    double cpu_t = b / rp + b / fm + cpu_estimate(GM_OP_SORT, (int64_t)n, nthreads);
-    double gpu_t = b / text_rate.read + 2 * b / text_rate.staged + b / text_rate.gpu_text +
-                   n / rate.gpu_sort;
+    double cpu_t, gpu_t;
+    text_estimates(bytes, nthreads, &cpu_t, &gpu_t);
     if (cfg->device == GM_DEVICE_AUTO && cpu_t < rate.gpu_start + gpu_t) {
         snprintf(why, size, "auto: cpu estimate %.3f s, gpu text path %.3f s with start-up",
                  cpu_t, rate.gpu_start + gpu_t);

@@ -255,6 +255,8 @@ static void swap_terminators(char *p, size_t n)
 
 /* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
  * an error code with rd->st set. */
+static void release_prefix(gm_input *in);
+
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
 {
     gm_input *in = rd->in;
@@ -290,6 +292,17 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
             rd->total += (int64_t)want;
         }
         while (have < s->cap && !eof && !rd->regular) {
+            if (in->prefix) {
+                size_t n = in->prefix_end - in->prefix_at;
+                n = n < s->cap - have ? n : s->cap - have;
+                memcpy(s->buf + have, in->prefix + in->prefix_at, n);
+                if (in->zero)
+                    swap_terminators(s->buf + have, n);
+                in->prefix_at += n;
+                have += n;
+                release_prefix(in);
+                continue;
+            }
             ssize_t got = cancellable_read(in->fd, s->buf + have, s->cap - have);
             if (got < 0) {
                 if (errno == EINTR)
@@ -485,9 +498,36 @@ static void stop_reader(gm_input *in)
     in->rd = NULL;
 }
 
+/* The prefix's bytes handed out so far give their memory back, a few megabytes at a
+ * time, and the whole buffer goes once the last of them is out: the sort that now
+ * parses them keeps to its budget. */
+static void release_prefix(gm_input *in)
+{
+    enum { RELEASE_STEP = 8 << 20 };
+    if (in->prefix_at == in->prefix_end) {
+        gm_buf_free(in->prefix);
+        in->prefix = NULL;
+    } else if (in->prefix_at - in->prefix_freed >= RELEASE_STEP) {
+        gm_buf_release(in->prefix, in->prefix_freed, in->prefix_at);
+        in->prefix_freed = in->prefix_at;
+    }
+}
+
+void gm_input_set_prefix(gm_input *in, char *buf, size_t from, size_t to)
+{
+    gm_buf_free(in->prefix);
+    in->prefix = buf;
+    in->prefix_at = in->prefix_freed = from;
+    in->prefix_end = to;
+    if (from == to)
+        release_prefix(in);
+}
+
 void gm_input_close(gm_input *in)
 {
     stop_reader(in);
+    gm_buf_free(in->prefix);
+    in->prefix = NULL;
     if (in->chunks) {
         for (int c = 0; c < in->chunk_cap; c++)
             free(in->chunks[c].wide);

@@ -82,6 +82,9 @@ typedef struct gm_input {
                           * gm_input_start): the consumer has other work between blocks */
     int64_t size;        /* bytes to read when known (regular files), else -1 */
     struct gm_reader *rd;
+    char *prefix;        /* bytes read from fd before (gm_input_set_prefix): */
+    size_t prefix_at, prefix_end; /* [prefix_at, prefix_end) are handed out first */
+    size_t prefix_freed; /* where its memory is still held from */
     int64_t bytes;       /* bytes handed out so far */
     double wait;         /* seconds spent waiting for the reader */
     /* parse state, carried across blocks */
@@ -107,6 +110,12 @@ typedef struct gm_parse_opts {
 /* Opens name for reading and checks it is not a directory. On failure returns
  * GM_EIO with "cannot read: NAME: REASON". The input owns the descriptor. */
 int gm_input_open(gm_input *in, const char *name, gm_status *st);
+
+/* Gives a stream input the bytes buf[from, to) already read from its descriptor
+ * (a pipe that the sort's text path read whole and then did not sort): they are
+ * handed out before what is read next. The input owns buf (from gm_buf_alloc) from
+ * then on, and gives its memory back as the bytes are handed out. */
+void gm_input_set_prefix(gm_input *in, char *buf, size_t from, size_t to);
 
 /* Starts reading in blocks of about block_bytes (the reader thread). Returns
  * GM_OK or GM_ENOMEM. */

@@ -635,16 +635,17 @@ static int spill(struct stream *s, gm_keybuf *kb, int64_t count, void **scratch,
 
 static int sort_op(struct stream *s, gm_status *st)
 {
-    if (s->total_bytes > 0) { /* every input's size known: the GPU may take the text */
-        int rc = gm_text_sort(s->cfg, s->ins, s->nnames, s->nthreads, s->budget, s->w, s->stats, st);
-        if (rc != GM_ETEXT)
-            return rc;
-    }
+    /* The GPU may take the text (pipes are read whole for it); when it does not,
+     * every input is where it was, or has its bytes back. */
+    int rc = gm_text_sort(s->cfg, s->ins, s->nnames, s->nthreads, s->budget, s->w, s->stats, st);
+    if (rc != GM_ETEXT)
+        return rc;
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     void *scratch = NULL;
     size_t scratch_bytes = 0;
     gm_runfile *runs = NULL;
-    int nruns = 0, cap = 0, rc = GM_OK;
+    int nruns = 0, cap = 0;
+    rc = GM_OK;
     size_t block = sort_block(s->budget, s->nthreads);
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;

@@ -25,8 +25,9 @@ enum { PIECE = 4 << 20, COPY_PIECE = 1 << 20 };
 
 struct file_span {
     int fd;
-    int64_t at, size;  /* offset read from, bytes */
-    char *dst;
+    int64_t at, size;  /* offset read from (regular files), bytes */
+    uint64_t off;      /* where its bytes lie in the text */
+    int stream;        /* a pipe, socket or terminal: read(2) to its end, first */
 };
 
 struct read_task {
@@ -37,6 +38,7 @@ struct read_task {
 struct read_job {
     struct read_task *tasks;
     const struct file_span *files;
+    char *text;
     int err;           /* an errno, or -1: a file ended early */
     int bad;           /* the file it happened to */
 };
@@ -45,8 +47,8 @@ static void read_piece(void *ctx, int i)
 {
     struct read_job *job = ctx;
     const struct read_task *t = &job->tasks[i];
-    int err = gm_pread_all(t->file->fd, t->file->dst + t->lo, (size_t)(t->hi - t->lo),
-                           t->file->at + t->lo);
+    int err = gm_pread_all(t->file->fd, job->text + t->file->off + t->lo,
+                           (size_t)(t->hi - t->lo), t->file->at + t->lo);
     if (err) { /* any one failure is reported */
         __atomic_store_n(&job->bad, (int)(t->file - job->files), __ATOMIC_RELAXED);
         __atomic_store_n(&job->err, err, __ATOMIC_RELAXED);
@@ -88,21 +90,22 @@ static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
     return gm_writer_put_text(t->w, text, len, st);
 }
 
-/* Reads every span into place on the pool, then checks that no file changed size
- * (input.c's rule). Returns GM_OK, GM_EIO or GM_ENOMEM. */
-static int read_all(gm_input *ins, struct file_span *f, int nins, int nthreads, gm_status *st)
+/* Reads every regular file's span into place on the pool, then checks that none
+ * changed size (input.c's rule). Returns GM_OK, GM_EIO or GM_ENOMEM. */
+static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, int nthreads,
+                      gm_status *st)
 {
     int ntasks = 0;
     for (int i = 0; i < nins; i++)
-        ntasks += (int)((f[i].size + PIECE - 1) / PIECE);
+        ntasks += f[i].stream ? 0 : (int)((f[i].size + PIECE - 1) / PIECE);
     struct read_task *tasks = calloc((size_t)ntasks + 1, sizeof *tasks);
     if (!tasks)
         return gm_fail(st, GM_ENOMEM, "out of memory reading");
     int k = 0;
     for (int i = 0; i < nins; i++)
-        for (int64_t lo = 0; lo < f[i].size; lo += PIECE)
+        for (int64_t lo = 0; !f[i].stream && lo < f[i].size; lo += PIECE)
             tasks[k++] = (struct read_task){ &f[i], lo, lo + PIECE < f[i].size ? lo + PIECE : f[i].size };
-    struct read_job job = { tasks, f, 0, 0 };
+    struct read_job job = { tasks, f, text, 0, 0 };
     gm_parallel_for(nthreads, ntasks, read_piece, &job);
     free(tasks);
     if (job.err > 0)
@@ -111,6 +114,8 @@ static int read_all(gm_input *ins, struct file_span *f, int nins, int nthreads, 
         return gm_fail(st, GM_EIO, "%s: file changed while reading", ins[job.bad].shown);
     for (int i = 0; i < nins; i++) {
         struct stat sb;
+        if (f[i].stream || f[i].fd < 0)
+            continue;
         if (fstat(f[i].fd, &sb) != 0)
             return gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
         if ((int64_t)sb.st_size != f[i].at + f[i].size)
@@ -119,70 +124,124 @@ static int read_all(gm_input *ins, struct file_span *f, int nins, int nthreads, 
     return GM_OK;
 }
 
-int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, size_t budget,
-                 gm_writer *w, gm_stream_stats *stats, gm_status *st)
+/* Reads the stream inputs to their ends, in order, into *text at their places,
+ * with room left between them for the regular files' known sizes; *text grows as
+ * they arrive (*cap bytes). Auto begins CUDA's start-up once the bytes so far make
+ * the GPU worth it. Returns GM_OK with *len the text's length; GM_ETEXT when the
+ * text outgrows limit or no GPU turns out to be usable (the bytes read stay in
+ * *text, at the spans, for give_back); or an error. */
+static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f, int nins,
+                        int nthreads, uint64_t limit, char **text, uint64_t *cap,
+                        uint64_t *len, gm_status *st)
 {
-    const char eol = cfg->zero_terminated ? '\0' : '\n';
-    struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
-    if (!f)
-        return gm_fail(st, GM_ENOMEM, "out of memory");
-    uint64_t total = 0;
-    int ok = 1;
-    for (int i = 0; i < nins && ok; i++) {
-        struct stat sb;
-        off_t at = ins[i].fd >= 0 ? lseek(ins[i].fd, 0, SEEK_CUR) : -1;
-        ok = !ins[i].drained && at >= 0 && fstat(ins[i].fd, &sb) == 0 && S_ISREG(sb.st_mode);
-        if (ok) {
-            f[i].fd = ins[i].fd;
-            f[i].at = at;
-            f[i].size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size - at : 0;
-            total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
+    enum { STREAM_READ = 16 << 20 };
+    uint64_t at = 0;
+    int rc = GM_OK;
+    for (int i = 0; i < nins && !rc; i++) {
+        f[i].off = at;
+        if (!f[i].stream) {
+            at += (uint64_t)f[i].size;
+            continue;
         }
-    }
-    char why[512] = "";
-    if (!ok || total > budget / 2 || total == 0 ||
-        !gm_engine_text_path(cfg, total, nthreads, why, sizeof why)) {
-        if (why[0])
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
-        free(f);
-        return GM_ETEXT;
-    }
-    double t0 = gm_now();
-    char *text = gm_buf_alloc(total + 16, "reading", st);
-    if (!text) { /* the streaming sort needs less at once */
-        free(f);
-        return GM_ETEXT;
-    }
-    uint64_t len = 0;
-    for (int i = 0; i < nins; i++) {
-        f[i].dst = text + len;
-        len += (uint64_t)f[i].size;
-    }
-    int rc = read_all(ins, f, nins, nthreads, st);
-    /* The spans lie back to back; where a file lacks its last eol, the files after
-     * it move up one byte to make room (rare: a move per such file). */
-    if (!rc) {
-        uint64_t end = len;
-        for (int i = nins - 1; i >= 0; i--) {
-            if (f[i].size == 0 || f[i].dst[f[i].size - 1] == eol)
+        for (;;) {
+            if (at + STREAM_READ + 16 > *cap) {
+                uint64_t want = *cap * 2 > at + STREAM_READ + 16 ? *cap * 2 : at + STREAM_READ + 16;
+                char *p = gm_buf_resize(*text, want, "reading", st);
+                if (!p) {
+                    rc = GM_ETEXT; /* the streaming sort needs less at once */
+                    break;
+                }
+                *text = p;
+                *cap = want;
+            }
+            if (cfg->device == GM_DEVICE_AUTO)
+                gm_engine_warm_text(cfg, at, nthreads);
+            gm_status probe;
+            if (gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK) {
+                /* no GPU after all: stop reading (the pipe may never end) */
+                if (cfg->device == GM_DEVICE_GPU)
+                    *st = probe;
+                rc = cfg->device == GM_DEVICE_GPU ? probe.code : GM_ETEXT;
+                break;
+            }
+            ssize_t got = read(f[i].fd, *text + at, STREAM_READ);
+            if (got < 0 && errno == EINTR)
                 continue;
-            char *after = f[i].dst + f[i].size;
-            memmove(after + 1, after, (size_t)(text + end - after));
-            *after = eol;
-            end++;
+            if (got < 0) {
+                rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
+                break;
+            }
+            if (got == 0)
+                break;
+            at += (uint64_t)got;
+            f[i].size += got;
+            if (at > limit) {
+                rc = GM_ETEXT;
+                break;
+            }
         }
-        len = end;
     }
-    stats->read += gm_now() - t0;
-    if (!rc && !gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
+    *len = at;
+    return rc;
+}
+
+/* Where a file lacks its last eol, one is added and the spans after it move up a
+ * byte (rare: a move per such file). Returns the text's new length. */
+static uint64_t add_eols(struct file_span *f, int nins, char *text, uint64_t len, char eol)
+{
+    uint64_t end = len;
+    for (int i = nins - 1; i >= 0; i--) {
+        if (f[i].size == 0 || text[f[i].off + (uint64_t)f[i].size - 1] == eol)
+            continue;
+        uint64_t after = f[i].off + (uint64_t)f[i].size;
+        memmove(text + after + 1, text + after, (size_t)(end - after));
+        text[after] = eol;
+        end++;
+        for (int j = i + 1; j < nins; j++)
+            f[j].off++;
+    }
+    return end;
+}
+
+/* After the text path did not sort: the stream inputs get back the bytes it read
+ * from them (gm_input_set_prefix), so that the streaming sort parses them first.
+ * The first such input takes the text buffer itself (*text becomes NULL); any
+ * other gets a copy. Returns GM_OK or GM_ENOMEM. */
+static int give_back(gm_input *ins, const struct file_span *f, int nins, char **text,
+                     gm_status *st)
+{
+    int owner = -1;
+    for (int i = 0; i < nins; i++)
+        if (f[i].stream && f[i].size > 0 && owner < 0)
+            owner = i;
+    for (int i = 0; i < nins; i++) {
+        if (!f[i].stream || f[i].size == 0 || i == owner)
+            continue;
+        char *p = gm_buf_alloc((size_t)f[i].size, "reading", st);
+        if (!p)
+            return GM_ENOMEM;
+        memcpy(p, *text + f[i].off, (size_t)f[i].size);
+        gm_input_set_prefix(&ins[i], p, 0, (size_t)f[i].size);
+    }
+    if (owner >= 0) {
+        gm_input_set_prefix(&ins[owner], *text, f[owner].off, f[owner].off + (uint64_t)f[owner].size);
+        *text = NULL;
+    }
+    return GM_OK;
+}
+
+/* Sorts the text on the GPU, once CUDA's start-up is over, into the writer. */
+static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_span *f,
+                       int nins, int nthreads, char *text, uint64_t len, const char *why,
+                       gm_writer *w, gm_stream_stats *stats, gm_status *st)
+{
+    int rc = GM_OK;
+    if (!gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
         double r0 = gm_now();
         rc = gm_writer_reserve(w, len, st);
         stats->write += gm_now() - r0;
-    }
-    if (rc) {
-        gm_buf_free(text);
-        free(f);
-        return rc;
+        if (rc)
+            return rc;
     }
     /* What is left of CUDA's start-up is waited for here, so that -v names it. */
     double w0 = gm_now();
@@ -191,13 +250,12 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     gm_trace_pop();
     stats->startup_wait += gm_now() - w0;
     if (rc) {
-        gm_buf_free(text);
-        free(f);
         if (cfg->device == GM_DEVICE_GPU)
             return rc;
         gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", st->msg);
         return GM_ETEXT;
     }
+    const char eol = cfg->zero_terminated ? '\0' : '\n';
     struct text_ctx ctx = { nthreads, w };
     gm_text_job job = { text, (size_t)len, eol, cfg->reverse, cfg->unique, cfg->kernel,
                         pool_copy, &ctx, to_writer, &ctx };
@@ -206,10 +264,10 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     double t1 = gm_now();
     rc = gm_gpu_sort_text(&job, &res, &t, st);
     double t2 = gm_now();
-    gm_buf_free(text);
     if (rc == GM_OK) {
         for (int i = 0; i < nins; i++) { /* where read(2) would leave them */
-            lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);
+            if (!f[i].stream && f[i].fd >= 0)
+                lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);
             ins[i].bytes = f[i].size;
         }
         gm_engine_report rep;
@@ -234,10 +292,8 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
                "text path: %.1f MB read, host to device %.3f s, parse %.3f s, format %.3f s "
                "on the device, device to host %.3f s, writer %.3f s",
                (double)len / 1e6, t.h2d, t.parse, t.format, t.d2h, res.sink);
-        free(f);
         return GM_OK;
     }
-    free(f);
     if (rc == GM_ETEXT) {
         gm_say(cfg, GM_MSG_VERBOSE, "%s; the CPU's path reads the input", st->msg);
         return GM_ETEXT;
@@ -246,4 +302,97 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         return rc;
     gm_say(cfg, GM_MSG_NOTICE, "notice: %s; using the CPU", st->msg);
     return GM_ETEXT;
+}
+
+int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, size_t budget,
+                 gm_writer *w, gm_stream_stats *stats, gm_status *st)
+{
+    if (cfg->device == GM_DEVICE_CPU)
+        return GM_ETEXT;
+    struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
+    if (!f)
+        return gm_fail(st, GM_ENOMEM, "out of memory");
+    /* Regular files are read at their offsets by preads; a pipe, socket or terminal
+     * is read to its end first (it cannot be read again); a second "-" is empty. */
+    uint64_t total = 0, known = 0; /* bytes with an eol for each file; without */
+    int ok = 1, streams = 0;
+    for (int i = 0; i < nins && ok; i++) {
+        struct stat sb;
+        f[i].fd = ins[i].drained ? -1 : ins[i].fd;
+        if (f[i].fd < 0) {
+            ok = ins[i].drained;
+            continue;
+        }
+        ok = fstat(f[i].fd, &sb) == 0 && !S_ISDIR(sb.st_mode);
+        off_t at = ok && S_ISREG(sb.st_mode) ? lseek(f[i].fd, 0, SEEK_CUR) : -1;
+        if (ok && at >= 0) {
+            f[i].at = at;
+            f[i].size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size - at : 0;
+            known += (uint64_t)f[i].size;
+            total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
+        } else if (ok) {
+            f[i].stream = 1;
+            streams++;
+            total += 1;
+        }
+    }
+    char why[512] = "";
+    /* Auto reads a pipe whole only where a GPU may take it: elsewhere the streaming
+     * sort parses it as it arrives. */
+    if (ok && streams && cfg->device == GM_DEVICE_AUTO && !gm_gpu_driver_loaded())
+        ok = 0;
+    /* With a stream the cost model is asked once its length is known. */
+    if (!ok || total > budget / 2 || (!streams && known == 0) ||
+        (!streams && !gm_engine_text_path(cfg, total, nthreads, why, sizeof why))) {
+        if (why[0])
+            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
+        free(f);
+        return GM_ETEXT;
+    }
+    double t0 = gm_now();
+    int rc = GM_OK;
+    uint64_t len = 0, cap = total + 16;
+    char *text = NULL;
+    if (streams) {
+        gm_trace_push("read");
+        rc = read_streams(cfg, ins, f, nins, nthreads, budget / 2, &text, &cap, &len, st);
+        gm_trace_pop();
+        gm_status probe;
+        if (rc == GM_ETEXT && len > budget / 2)
+            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: the input outgrew half the "
+                   "memory budget");
+        else if (rc == GM_ETEXT && gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK)
+            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", probe.msg);
+        if (!rc && len + (uint64_t)nins + 16 > cap) {
+            char *p = gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
+            rc = p ? GM_OK : GM_ETEXT;
+            text = p ? p : text;
+        }
+    } else {
+        text = gm_buf_alloc(cap, "reading", st);
+        rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
+        for (int i = 0; i < nins; i++) {
+            f[i].off = len;
+            len += (uint64_t)f[i].size;
+        }
+    }
+    if (!rc)
+        rc = read_files(ins, f, nins, text, nthreads, st);
+    if (!rc)
+        len = add_eols(f, nins, text, len, cfg->zero_terminated ? '\0' : '\n');
+    stats->read += gm_now() - t0;
+    if (!rc && streams && (len == 0 || !gm_engine_text_path(cfg, len, nthreads, why, sizeof why))) {
+        if (why[0])
+            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
+        rc = GM_ETEXT;
+    }
+    if (!rc)
+        rc = sort_on_gpu(cfg, ins, f, nins, nthreads, text, len, why, w, stats, st);
+    if (rc == GM_ETEXT && streams && text) { /* the streaming sort parses them again */
+        int grc = give_back(ins, f, nins, &text, st);
+        rc = grc ? grc : GM_ETEXT;
+    }
+    gm_buf_free(text);
+    free(f);
+    return rc;
 }

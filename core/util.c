@@ -286,6 +286,15 @@ void gm_buf_free(void *p)
     munmap(base, map);
 }
 
+void gm_buf_release(void *p, size_t from, size_t to)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + from + page - 1) / page * page;
+    uintptr_t hi = ((uintptr_t)p + to) / page * page;
+    if (hi > lo)
+        munmap((void *)lo, hi - lo); /* never the header's page: p is past it */
+}
+
 void gm_pipe_enlarge(int fd, const struct stat *st)
 {
     enum { PIPE_BYTES = 1 << 20 };

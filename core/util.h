@@ -63,6 +63,9 @@ void *gm_alloc(size_t bytes, gm_status *st);
 void *gm_buf_alloc(size_t bytes, const char *what, gm_status *st);
 void *gm_buf_resize(void *p, size_t bytes, const char *what, gm_status *st);
 void gm_buf_free(void *p);
+/* Gives back the memory of the whole pages within p[from, to) of a gm_buf_alloc
+ * block, whose bytes there are no longer needed (gm_buf_free still frees it). */
+void gm_buf_release(void *p, size_t from, size_t to);
 
 /* Writes all of buf at fd, retrying short and interrupted writes. Returns 0 or
  * an errno value. */

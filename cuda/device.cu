@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -145,6 +146,11 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (probe_rc != GM_OK)
         return gm_fail(st, GM_ENODEV, "%s", probe_msg);
     return GM_OK;
+}
+
+extern "C" int gm_gpu_driver_loaded(void)
+{
+    return gm_forced.driver_loaded || access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0;
 }
 
 extern "C" int gm_gpu_probe_done(void)

@@ -50,6 +50,11 @@ int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
  * more than once, or not at all, is harmless. */
 void gm_gpu_warm_start(void);
 
+/* Whether an NVIDIA driver is loaded (its control device exists): a look at the
+ * file system, no CUDA call, so that a caller may skip work that only pays when a
+ * GPU can run, before any start-up. 0 in a build without CUDA. */
+int gm_gpu_driver_loaded(void);
+
 /* Whether the probe has run to its end (gm_gpu_probe then returns at once); never
  * waits. 0 when it has not begun. */
 int gm_gpu_probe_done(void);

@@ -44,6 +44,13 @@ void gm_gpu_warm_start(void)
     gm_gpu_stub_touched = 1;
 }
 
+int gm_gpu_stub_driver; /* set by the tests (testing_stub.c) */
+
+int gm_gpu_driver_loaded(void)
+{
+    return gm_gpu_stub_driver;
+}
+
 int gm_gpu_probe_done(void)
 {
     return gm_gpu_stub_touched;

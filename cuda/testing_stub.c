@@ -1,12 +1,15 @@
 /*
- * testing_stub.c - testing.h for a build without nvcc: nothing to force, no tiles;
- * whether the stub engine (gpu_stub.c) was asked to start.
+ * testing_stub.c - testing.h for a build without nvcc: no tiles; of the choices,
+ * only the driver's presence, which the stub engine (gpu_stub.c) reports; whether
+ * it was asked to start.
  */
 #include "testing.h"
 
+extern int gm_gpu_stub_driver;
+
 void gm_gpu_force(const gm_gpu_choices *c)
 {
-    (void)c;
+    gm_gpu_stub_driver = c ? c->driver_loaded : 0;
 }
 
 int64_t gm_gpu_merge_tile(gm_kernel kernel, gm_width width)

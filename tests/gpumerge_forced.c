@@ -7,10 +7,12 @@
  *   gpumerge_forced [--sort-ways=2|4] [--partition=none|1|8|32]
  *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
  *                   [--serial-launches] [--text-chunk=BYTES] [--block-size=BYTES]
- *                   GPUMERGE-ARGUMENTS...
+ *                   [--driver-loaded] GPUMERGE-ARGUMENTS...
  *
  * --block-size sets the size of the text blocks the inputs are read and parsed in
  * (core/input.h), so that block boundaries fall inside lines and keys.
+ * --driver-loaded has auto read a pipe whole for the GPU's text path as on a
+ * machine with a GPU, and give the bytes back to the streaming sort.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,8 @@ int main(int argc, char **argv)
             gm_input_test_block_size((size_t)v);
         else if (strcmp(a, "--serial-launches") == 0)
             c.serial_launches = 1;
+        else if (strcmp(a, "--driver-loaded") == 0)
+            c.driver_loaded = 1;
         else
             break; /* gpumerge's own options */
     }

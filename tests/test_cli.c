@@ -457,6 +457,20 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
         cmd_free(&g), cmd_free(&want);
         free(gpu_cmd), free(cpu_cmd);
     }
+    /* standard input that is a pipe: read whole, then the text path */
+    const char *piped[][2] = { { "cat a | \"$GPUMERGE\" sort -v --device=gpu c - b",
+                                 "cat a | \"$GPUMERGE\" sort --device=cpu c - b" },
+                               { "cat e | \"$GPUMERGE\" sort -v --device=gpu -z -r -",
+                                 "cat e | \"$GPUMERGE\" sort --device=cpu -z -r -" } };
+    for (int i = 0; i < 2; i++) {
+        cmd_result g = run_sh(dir, piped[i][0]), want = run_sh(dir, piped[i][1]);
+        cr_assert_eq(g.status, 0, "%s: %s", piped[i][0], g.err);
+        cr_assert(strstr(g.err, "text path: ") && !strstr(g.err, "not taken"),
+                  "%s: the text path not taken: %s", piped[i][0], g.err);
+        cr_assert_eq(g.out_len, want.out_len, "%s", piped[i][0]);
+        cr_assert(memcmp(g.out, want.out, g.out_len) == 0, "%s: output differs", piped[i][0]);
+        cmd_free(&g), cmd_free(&want);
+    }
     /* -o, and standard input that is a file, read from its offset */
     cmd_result g = run_sh(dir, "{ read skip; \"$GPUMERGE\" sort --device=gpu - c -o out; } < d && cat out");
     assert_result(&g, 0, "-9223372036854775808\n-7\n0\n1\n3\n5\n7\n12\n9223372036854775807\n", "");
@@ -487,11 +501,62 @@ Test(cli, gpu_text_path_bad_line_is_the_cpus_message)
         free(text), free(cmd);
         cmd_free(&r);
     }
+    /* through a pipe: the bytes the text path read go back to the CPU's path */
+    cmd_result p = run_sh(dir, "cat b | \"$GPUMERGE\" sort --device=gpu a - -o out");
+    assert_result(&p, 2, "", "gpumerge: -:4: not an integer: '12abc'\n");
+    cmd_free(&p);
+    char *kept = read_file(out, NULL);
+    cr_assert_str_eq(kept, "precious\n");
+    free(kept);
     write_text(b, "3\n99999999999999999999\n");
     cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu b a -o out");
     assert_result(&r, 2, "", "gpumerge: b:2: out of range: '99999999999999999999'\n");
     cmd_free(&r);
     free(out), free(a), free(b), free(dir);
+}
+
+/* Auto reads a pipe whole for the text path where an NVIDIA driver is loaded
+ * (forced here, so that it runs anywhere), and when the sort stays on the CPU the
+ * bytes go back to the streaming sort: the same output, messages and status as
+ * --device=cpu, with blocks small enough that the handed-back bytes and the rest
+ * of the pipe meet inside lines. */
+Test(cli, pipe_read_whole_then_given_back, .timeout = 120)
+{
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    char *a = path_in(dir, "a"), *b = path_in(dir, "b"), *out = path_in(dir, "out");
+    write_text(a, "5\n-3\n12\n0");
+    write_text(b, "7\n-3\n100\n");
+    const char *cases[][2] = {
+        { "cat a | \"$GPUMERGE_FORCED\" --driver-loaded sort -v b - a",
+          "cat a | \"$GPUMERGE\" sort --device=cpu b - a" },
+        { "cat a | \"$GPUMERGE_FORCED\" --driver-loaded --block-size=3 sort -r -u -",
+          "cat a | \"$GPUMERGE\" sort --device=cpu -r -u -" },
+        { "tr '\\n' '\\0' < b | \"$GPUMERGE_FORCED\" --driver-loaded sort -z - -",
+          "tr '\\n' '\\0' < b | \"$GPUMERGE\" sort --device=cpu -z -" },
+        { "seq 2000000 -1 1 | \"$GPUMERGE_FORCED\" --driver-loaded sort - | cksum",
+          "seq 2000000 | cksum" },
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+        cmd_result g = run_sh(dir, cases[i][0]), want = run_sh(dir, cases[i][1]);
+        cr_assert_eq(g.status, 0, "%s: %s", cases[i][0], g.err);
+        if (i == 0)
+            cr_assert(strstr(g.err, "text path: not taken"), "%s: %s", cases[i][0], g.err);
+        cr_assert_eq(g.out_len, want.out_len, "%s: %zu bytes, want %zu", cases[i][0],
+                     g.out_len, want.out_len);
+        cr_assert(memcmp(g.out, want.out, g.out_len) == 0, "%s: output differs", cases[i][0]);
+        cmd_free(&g), cmd_free(&want);
+    }
+    write_text(out, "precious\n");
+    write_text(b, "3\n\n4\n12abc\n");
+    cmd_result r = run_sh(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort a - -o out");
+    assert_result(&r, 2, "", "gpumerge: -:4: not an integer: '12abc'\n");
+    cmd_free(&r);
+    char *kept = read_file(out, NULL);
+    cr_assert_str_eq(kept, "precious\n");
+    free(kept);
+    free(a), free(b), free(out), free(dir);
 }
 
 /* ---------------------------------------------------------------- pipes */
