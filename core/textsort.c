@@ -11,10 +11,13 @@
 #include "textsort.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cuda/gpu.h"
@@ -124,17 +127,63 @@ static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, 
     return GM_OK;
 }
 
-/* Reads the stream inputs to their ends, in order, into *text at their places,
- * with room left between them for the regular files' known sizes; *text grows as
- * they arrive (*cap bytes). Auto begins CUDA's start-up once the bytes so far make
- * the GPU worth it. Returns GM_OK with *len the text's length; GM_ETEXT when the
- * text outgrows limit or no GPU turns out to be usable (the bytes read stay in
- * *text, at the spans, for give_back); or an error. */
+/* A pipe's bytes land in fresh memory, whose page faults would slow the one thread
+ * that reads the pipe: a second thread faults the pages in a little ahead of it. */
+struct toucher {
+    char *base;
+    uint64_t end;          /* bytes of base that may be used */
+    uint64_t at;           /* where the reader is (atomic) */
+    int stop;              /* atomic */
+};
+
+enum { TOUCH_STEP = 4 << 20, TOUCH_AHEAD = 128 << 20 };
+
+static void *touch_ahead(void *arg)
+{
+    struct toucher *t = arg;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t done = 0;
+    while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && done < t->end) {
+        /* ahead by as much as has been read, up to TOUCH_AHEAD: a short input
+         * leaves little memory touched for nothing */
+        uint64_t at = __atomic_load_n(&t->at, __ATOMIC_ACQUIRE);
+        uint64_t goal = at + (at + TOUCH_STEP < TOUCH_AHEAD ? at + TOUCH_STEP : TOUCH_AHEAD);
+        goal = goal < t->end ? goal : t->end;
+        if (done >= goal) {
+            nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+            continue;
+        }
+        uint64_t n = goal - done < TOUCH_STEP ? goal - done : TOUCH_STEP;
+        uintptr_t lo = ((uintptr_t)t->base + done + page - 1) / page * page;
+        uintptr_t hi = ((uintptr_t)t->base + done + n) / page * page;
+#ifdef MADV_POPULATE_WRITE
+        if (hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0) {
+            done += n;
+            continue;
+        }
+#endif
+        /* An atomic add of zero faults the page in without changing a byte the
+         * reader may be writing at the same time. */
+        for (uintptr_t a = lo; a < hi; a += page)
+            __atomic_fetch_add((char *)a, 0, __ATOMIC_RELAXED);
+        done += n;
+    }
+    return NULL;
+}
+
+/* Reads the stream inputs to their ends, in order, into text at their places, with
+ * room left between them for the regular files' known sizes; text holds cap bytes,
+ * of which at most limit are used. Auto begins CUDA's start-up once the bytes so
+ * far make the GPU worth it. Returns GM_OK with *len the text's length; GM_ETEXT
+ * when the text outgrows limit or no GPU turns out to be usable (the bytes read
+ * stay at the spans, for give_back); or an error. */
 static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f, int nins,
-                        int nthreads, uint64_t limit, char **text, uint64_t *cap,
-                        uint64_t *len, gm_status *st)
+                        int nthreads, uint64_t limit, char *text, uint64_t *len, gm_status *st)
 {
     enum { STREAM_READ = 16 << 20 };
+    struct toucher t = { text, limit, 0, 0 };
+    pthread_t th;
+    int touching = pthread_create(&th, NULL, touch_ahead, &t) == 0;
     uint64_t at = 0;
     int rc = GM_OK;
     for (int i = 0; i < nins && !rc; i++) {
@@ -144,16 +193,6 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             continue;
         }
         for (;;) {
-            if (at + STREAM_READ + 16 > *cap) {
-                uint64_t want = *cap * 2 > at + STREAM_READ + 16 ? *cap * 2 : at + STREAM_READ + 16;
-                char *p = gm_buf_resize(*text, want, "reading", st);
-                if (!p) {
-                    rc = GM_ETEXT; /* the streaming sort needs less at once */
-                    break;
-                }
-                *text = p;
-                *cap = want;
-            }
             if (cfg->device == GM_DEVICE_AUTO)
                 gm_engine_warm_text(cfg, at, nthreads);
             gm_status probe;
@@ -164,7 +203,12 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
                 rc = cfg->device == GM_DEVICE_GPU ? probe.code : GM_ETEXT;
                 break;
             }
-            ssize_t got = read(f[i].fd, *text + at, STREAM_READ);
+            if (at >= limit) { /* too long for the text path */
+                rc = GM_ETEXT;
+                break;
+            }
+            size_t want = limit - at < STREAM_READ ? (size_t)(limit - at) : STREAM_READ;
+            ssize_t got = read(f[i].fd, text + at, want);
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
@@ -175,12 +219,12 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
                 break;
             at += (uint64_t)got;
             f[i].size += got;
-            if (at > limit) {
-                rc = GM_ETEXT;
-                break;
-            }
+            __atomic_store_n(&t.at, at, __ATOMIC_RELEASE);
         }
     }
+    __atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
+    if (touching)
+        pthread_join(th, NULL);
     *len = at;
     return rc;
 }
@@ -351,25 +395,28 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     }
     double t0 = gm_now();
     int rc = GM_OK;
-    uint64_t len = 0, cap = total + 16;
+    uint64_t len = 0;
     char *text = NULL;
     if (streams) {
+        /* The whole limit is reserved, and given back past the text once it ends:
+         * the buffer never moves while a pipe is read into it. */
+        uint64_t limit = budget / 2;
+        text = gm_buf_alloc(limit + (uint64_t)nins + 16, "reading", st);
+        rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         gm_trace_push("read");
-        rc = read_streams(cfg, ins, f, nins, nthreads, budget / 2, &text, &cap, &len, st);
+        if (!rc)
+            rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, st);
         gm_trace_pop();
         gm_status probe;
-        if (rc == GM_ETEXT && len > budget / 2)
+        if (rc == GM_ETEXT && len >= limit)
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: the input outgrew half the "
                    "memory budget");
         else if (rc == GM_ETEXT && gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK)
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", probe.msg);
-        if (!rc && len + (uint64_t)nins + 16 > cap) {
-            char *p = gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
-            rc = p ? GM_OK : GM_ETEXT;
-            text = p ? p : text;
-        }
+        char *fit = rc ? NULL : gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
+        text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
-        text = gm_buf_alloc(cap, "reading", st);
+        text = gm_buf_alloc(total + 16, "reading", st);
         rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         for (int i = 0; i < nins; i++) {
             f[i].off = len;

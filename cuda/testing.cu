@@ -66,7 +66,10 @@ extern "C" int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t
     *width = r.width;
     if (r.nkeys == 0)
         return GM_OK;
-    GM_CUDA(cudaMemcpy(keys, r.keys, (size_t)r.nkeys * r.width, cudaMemcpyDeviceToHost), st);
+    /* on the job's stream, which does not wait for the legacy default stream */
+    GM_CUDA(cudaMemcpyAsync(keys, r.keys, (size_t)r.nkeys * r.width, cudaMemcpyDeviceToHost, j.s),
+            st);
+    GM_CUDA(cudaStreamSynchronize(j.s), st);
     if (r.width == GM_I32) /* widen in place, from the end */
         for (int64_t i = r.nkeys; i-- > 0;)
             keys[i] = ((const int32_t *)keys)[i];
@@ -95,7 +98,12 @@ static int format_keys(text_job &j, const gm_keys *keys, char eol, into_buffer *
     int rc = j.mem.alloc(&d, (size_t)keys->n, st);
     if (rc)
         return rc;
-    GM_CUDA(cudaMemcpy(d, keys->data, (size_t)keys->n * sizeof(K), cudaMemcpyHostToDevice), st);
+    /* On the job's stream: a plain cudaMemcpy from pageable memory may return before
+     * its DMA ends, and the job's stream does not wait for the legacy one. */
+    GM_CUDA(cudaMemcpyAsync(d, keys->data, (size_t)keys->n * sizeof(K), cudaMemcpyHostToDevice,
+                            j.s),
+            st);
+    GM_CUDA(cudaStreamSynchronize(j.s), st);
     std::vector<uint64_t> off;
     double sink_s;
     uint64_t bytes;
