@@ -681,9 +681,31 @@ parse_line_sse41(const char *s, const char *e, const char *begin, int64_t *out)
 }
 #endif
 
-/* Parses the lines of one chunk. Newlines are found eight bytes at a time and the
- * lines between them parsed independently, so consecutive lines overlap in the
- * processor instead of waiting for each other's digit counts. use_sse is a
+#ifdef GM_X86_SIMD
+/* The newlines among the 64 bytes at p that are before end, as bits (bit i for
+ * p[i]): four 16-byte compares where the block has 64 bytes left, else a byte loop. */
+__attribute__((target("sse4.1"))) static inline uint64_t
+window_newlines(const char *p, const char *end, const char *text_end)
+{
+    uint64_t bits = 0;
+    if (text_end - p >= 64) {
+        const __m128i nl = _mm_set1_epi8('\n');
+        for (int i = 0; i < 4; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+            bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * i);
+        }
+    } else {
+        for (int i = 0; i < text_end - p; i++)
+            bits |= (uint64_t)(p[i] == '\n') << i;
+    }
+    return end - p >= 64 ? bits : bits & ((1ULL << (end - p)) - 1);
+}
+#endif
+
+/* Parses the lines of one chunk. Newlines are found eight bytes at a time (with
+ * SSE, as a bit mask of 64 bytes at a time, each line's the lowest bit left) and
+ * the lines between them parsed independently, so consecutive lines overlap in
+ * the processor instead of waiting for each other's digit counts. use_sse is a
  * constant in each of the two callers below. */
 static inline __attribute__((always_inline)) void parse_lines(void *ctx, int index,
                                                               const int use_sse)
@@ -698,27 +720,38 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
     const int64_t mask = o->mask;
     const char *s = ch->begin; /* start of the current line */
     const char *w = ch->begin; /* next word to scan for newlines */
+    int64_t window = -64;      /* SSE: the 64 bytes at ch->begin + window, */
+    uint64_t newlines = 0;     /* whose newlines not yet passed are these bits */
 
     while (s < end) {
         const char *e; /* end of the current line: its newline, or the chunk's end */
-        uint64_t bits = 0;
-        /* Find the next newline at or after w (w <= end here). */
-        while (w + 8 <= end) {
-            uint64_t word;
-            memcpy(&word, w, 8); /* unaligned: memcpy, which compiles to one load */
-            if ((bits = newline_bits(word)) != 0)
-                break;
-            w += 8;
-        }
-        if (bits) {
-            e = w + (__builtin_ctzll(bits) >> 3);
+        if (use_sse) {
+#ifdef GM_X86_SIMD
+            while (newlines == 0 && (window += 64) < end - ch->begin)
+                newlines = window_newlines(ch->begin + window, end, job->text_end);
+#endif
+            e = newlines ? ch->begin + window + __builtin_ctzll(newlines) : end;
+            newlines &= newlines - 1;
         } else {
-            e = memchr(w, '\n', (size_t)(end - w));
-            if (!e)
-                e = end;
+            uint64_t bits = 0;
+            /* Find the next newline at or after w (w <= end here). */
+            while (w + 8 <= end) {
+                uint64_t word;
+                memcpy(&word, w, 8); /* unaligned: memcpy, which compiles to one load */
+                if ((bits = newline_bits(word)) != 0)
+                    break;
+                w += 8;
+            }
+            if (bits) {
+                e = w + (__builtin_ctzll(bits) >> 3);
+            } else {
+                e = memchr(w, '\n', (size_t)(end - w));
+                if (!e)
+                    e = end;
+            }
+            w = e + 1;
         }
         line++;
-        w = e + 1;
 
         int64_t v;
         int fast;
