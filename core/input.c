@@ -17,7 +17,8 @@
  * Parser: newlines are found first, so each line's length is known before it is
  * parsed. The fast path takes "[-]digits" lines of up to 16 digits: on x86-64
  * processors with SSE4.1 the 16 bytes ending at the newline are converted with
- * multiply-adds; elsewhere eight digits at a time with SWAR arithmetic (the digit
+ * multiply-adds (and up to three digits before them by hand, for int64's 19);
+ * elsewhere eight digits at a time with SWAR arithmetic (the digit
  * test and conversion described by D. Lemire, "Parsing series of integers with
  * SIMD", 2018). Anything unusual (blanks, a carriage return, more digits, the
  * first bytes of a block) goes through a plain byte loop that is the reference for
@@ -654,15 +655,24 @@ static const uint8_t tail_mask[32] = {
  * processor before using it): the 16 bytes that end at the newline hold the digits
  * in their last nd bytes, so the number is right-aligned for free; after zeroing
  * the bytes before it, three multiply-adds and a pack turn it into two 8-digit
- * halves. Same contract as parse_line_fast; begin is the start of the text. */
+ * halves. Up to three digits before those 16 (int64's 17 to 19) are added by hand.
+ * Same contract as parse_line_fast, but for up to 19 digits; begin is the start of
+ * the text. */
 __attribute__((target("sse4.1"))) static inline int
 parse_line_sse41(const char *s, const char *e, const char *begin, int64_t *out)
 {
     int neg = *s == '-';
     const char *q = s + neg;
     int64_t nd = e - q;
-    if (nd < 1 || nd > 16 || e - 16 < begin)
+    if (nd < 1 || nd > 19 || e - 16 < begin)
         return 0;
+    /* 17 to 19 digits: the leading ones by hand, then the last 16 as below. */
+    uint64_t lead = 0;
+    for (; nd > 16; nd--, q++) {
+        if (!is_digit(*q))
+            return 0;
+        lead = lead * 10 + (uint64_t)(*q - '0');
+    }
     __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(e - 16)),
                              _mm_set1_epi8('0'));
     __m128i keep = _mm_loadu_si128((const __m128i *)(const void *)(tail_mask + nd));
@@ -676,6 +686,13 @@ parse_line_sse41(const char *s, const char *e, const char *begin, int64_t *out)
     v = _mm_madd_epi16(v, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
     uint64_t mag = (uint64_t)(uint32_t)_mm_cvtsi128_si32(v) * 100000000ULL +
                    (uint32_t)_mm_extract_epi32(v, 1);
+    if (lead) { /* lead < 1000: the sum stays below 10^19 < 2^64 */
+        mag += lead * 10000000000000000ULL;
+        if (mag > (1ULL << 63) - 1 + (uint64_t)neg)
+            return 0; /* out of range: the slow path says so */
+        *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        return 1;
+    }
     *out = neg ? -(int64_t)mag : (int64_t)mag;
     return 1;
 }
