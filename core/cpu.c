@@ -466,6 +466,14 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
     int64_t n = keys->n;
     uint64_t sign = 1ULL << (width * 8 - 1);
     uint64_t all = width == 4 ? 0xFFFFFFFFULL : ~0ULL;
+    uint64_t flip = reverse ? all ^ sign : sign;
+    if (n <= SMALL_BUCKET) {
+        if (width == 4)
+            insertion_sort(keys->data, n, flip, 4);
+        else
+            insertion_sort(keys->data, n, flip, 8);
+        return;
+    }
     int nparts = (int)(n / MIN_KEYS_PER_TASK) + 1;
     if (nparts > nthreads)
         nparts = nthreads;
@@ -480,7 +488,7 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
     }
     struct radix_job job = {
         .width = width,
-        .flip = (reverse ? all ^ sign : sign),
+        .flip = flip,
         .src = keys->data,
         .lo = 0,
         .hi = n,
@@ -547,7 +555,7 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
     job.start = start;
     job.skip = skip;
     job.tmp = keys->data;
-    gm_parallel_for(nthreads, RADIX, sort_bucket, &job);
+    gm_parallel_for(nparts, RADIX, sort_bucket, &job); /* a small sort stays on this thread */
 
     void *t = keys->data;
     keys->data = *scratch;

@@ -161,8 +161,8 @@ Test(cpu, sort_random, .timeout = 120)
 {
     rng r;
     rng_seed(&r, 13);
-    int64_t sizes[] = { 0, 1, 2, 5, 255, 256, 257, 65536, 65537, 1000000 };
-    for (int s = 0; s < 10; s++) {
+    int64_t sizes[] = { 0, 1, 2, 5, 32, 33, 255, 256, 257, 65536, 65537, 1000000 };
+    for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++) {
         for (int d = 0; d < 4; d++) {
             gm_width w = (s + d) % 2 ? GM_I32 : GM_I64;
             int64_t *v = malloc((size_t)(sizes[s] + 1) * 8);
