@@ -356,7 +356,17 @@ static size_t format_block(const gm_keys *keys, int unique, const int64_t *befor
     lo = first_kept(keys, unique, before, lo, hi);
     if (keys->width == GM_I32) {
         const int32_t *k = keys->data;
-        for (int64_t i = lo; i < hi; i++) {
+        /* A line takes at most 12 bytes, so the first keys surely have a word's room
+         * and need no check: key lo + j starts at most 12 j bytes in. */
+        int64_t room = end - out, sure = room >= WIDE_ROOM ? (room - WIDE_ROOM) / 12 + 1 : 0;
+        int64_t i = lo, mid = hi - lo > sure ? lo + sure : hi;
+        if (!unique) {
+            for (; i < mid; i++) {
+                p = format_i32_wide(p, k[i]);
+                *p++ = eol;
+            }
+        }
+        for (; i < hi; i++) {
             if (unique && i > 0 && k[i] == k[i - 1])
                 continue;
             p = end - p >= WIDE_ROOM ? format_i32_wide(p, k[i]) : format_i32(p, k[i]);
