@@ -54,7 +54,7 @@ struct gm_chunk {
     int64_t *wide;           /* the keys, when one does not fit int32 (wide_used) */
     int64_t wide_cap;
     int wide_used;
-    int64_t min, max, first, last;
+    int64_t first, last;
     int64_t first_line;      /* chunk-local line number of the first key */
     const char *first_text;  /* and its text */
     enum problem prob;       /* the first problem in the chunk, if any */
@@ -733,7 +733,6 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
     const char *end = ch->end, *safe = job->text_end - 16;
     int32_t *d32 = job->dest32 ? job->dest32 + ch->line0 : NULL;
     int64_t n = 0, line = 0, prev = 0;
-    int64_t min = INT64_MAX, max = INT64_MIN;
     const int64_t mask = o->mask;
     const char *s = ch->begin; /* start of the current line */
     const char *w = ch->begin; /* next word to scan for newlines */
@@ -810,13 +809,9 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
         }
         n++;
         prev = v;
-        min = v < min ? v : min;
-        max = v > max ? v : max;
         s = e + 1;
     }
     ch->n = n;
-    ch->min = min;
-    ch->max = max;
     ch->last = prev;
 }
 
