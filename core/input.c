@@ -723,9 +723,12 @@ window_newlines(const char *p, const char *end, const char *text_end)
  * SSE, as a bit mask of 64 bytes at a time, each line's the lowest bit left) and
  * the lines between them parsed independently, so consecutive lines overlap in
  * the processor instead of waiting for each other's digit counts. use_sse is a
- * constant in each of the two callers below. */
+ * constant in each of the two callers below, and so is ordered in the SSE one's
+ * two calls (the order check out of the loop that parses for a sort frees
+ * registers there). */
 static inline __attribute__((always_inline)) void parse_lines(void *ctx, int index,
-                                                              const int use_sse)
+                                                              const int use_sse,
+                                                              const int ordered)
 {
     struct parse_job *job = ctx;
     struct gm_chunk *ch = &job->in->chunks[index];
@@ -794,7 +797,7 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
             ch->first = v;
             ch->first_line = line;
             ch->first_text = s;
-        } else if (o->ordered) {
+        } else if (ordered) {
             int64_t a = prev ^ mask, b = v ^ mask;
             if (b < a || (o->strict && b == a)) {
                 ch->prob = PROB_DISORDER;
@@ -817,13 +820,16 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
 
 static void parse_chunk(void *ctx, int index)
 {
-    parse_lines(ctx, index, 0);
+    parse_lines(ctx, index, 0, ((struct parse_job *)ctx)->o->ordered);
 }
 
 #ifdef GM_X86_SIMD
 __attribute__((target("sse4.1"))) static void parse_chunk_sse41(void *ctx, int index)
 {
-    parse_lines(ctx, index, 1);
+    if (((struct parse_job *)ctx)->o->ordered)
+        parse_lines(ctx, index, 1, 1);
+    else
+        parse_lines(ctx, index, 1, 0);
 }
 #endif
 
