@@ -68,7 +68,7 @@ static inline uint64_t eight_digits(uint32_t v)
     return tens | (x - tens * 10) << 8;                             /* 8 bytes */
 }
 
-enum { ASCII_ZEROS = 0x3030303030303030ULL };
+static const uint64_t ASCII_ZEROS = 0x3030303030303030ULL; /* eight '0' bytes */
 
 /* Writes exactly eight digits of v (< 10^8), zero-filled, ending before end. */
 static inline void put_8_digits(char *end, uint32_t v)
