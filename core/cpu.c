@@ -200,11 +200,12 @@ struct radix_job {
     void *dst;
     int64_t lo, hi;
     int nparts;
-    int digit;          /* count_one and scatter: the digit of the pass */
+    int digit;          /* count_one and scatter: the digit of the pass; sort_bucket:
+                         * the first pass's, whose buckets these are */
     int64_t *hist;      /* count_all: per part, a histogram of every digit; count_one:
                          * per part, one histogram; scatter: per part, the offsets */
     int64_t stride;     /* from one part's histogram (or offsets) to the next one's */
-    /* the buckets of the first pass (sort_buckets) */
+    /* the buckets of the first pass (sort_bucket) */
     const int64_t *start; /* RADIX + 1 bounds, in dst */
     const unsigned char *skip; /* buckets sorted already */
     void *tmp;          /* the other buffer, for the buckets' passes */
