@@ -7,15 +7,20 @@
  * More than two runs are merged as a tree of two-way merges of neighbouring runs
  * (ceil(log2 k) passes), which keeps ties in input order.
  *
- * Sort: a parallel least-significant-digit radix sort, 8 bits per pass, skipping
- * digits on which every key agrees. Measured on the 2-core development machine
- * (10 M random int32 keys, 2 threads, 2026-11-21): 0.06 s, against 0.36 s for a
- * merge sort built from the merge above (a bottom-up merge sort of each thread's
- * half with gm_merge_seq, then gm_cpu_merge_runs), so the radix sort is the CPU's
- * sort. Keys are mapped to unsigned integers whose
- * order is the requested one (flip the sign bit; for descending, every other bit
- * too), sorted, and mapped back. Equal keys are indistinguishable, so stability
- * cannot be observed, but LSD radix sort is stable anyway.
+ * Sort: a radix sort of 8-bit digits, most significant digit first once, then
+ * least significant first within each bucket (the hybrid of, e.g., Polychroniou
+ * and Ross, "A comprehensive study of main-memory partitioning and its application
+ * to large-scale comparison- and radix-sort", SIGMOD 2014). One parallel pass
+ * counts every digit; the most significant digit on which keys differ is
+ * scattered on all threads into 256 buckets (per-part offsets keep it stable),
+ * and each bucket, usually small enough to stay in a core's cache, is sorted on its
+ * own thread by its lower digits, skipping those on which its keys agree. So the
+ * whole array crosses memory about three times instead of twice per digit. A
+ * bucket too large for one thread (skewed keys) is sorted by LSD passes on all
+ * threads instead. Digits are taken from the key XOR a flip (the sign bit; for
+ * descending, every other bit too), an unsigned integer whose order is the
+ * requested one; the keys themselves are moved, never changed. Equal keys are
+ * indistinguishable, so stability cannot be observed.
  */
 #include "cpu.h"
 
@@ -156,19 +161,17 @@ void gm_cpu_merge_runs(gm_keys *keys, void **scratch, const int64_t *offsets,
 
 /* ------------------------------------------------------------------ sort */
 
-enum { RADIX_BITS = 8, RADIX = 1 << RADIX_BITS };
-
-struct radix_job {
-    int width;        /* 4 or 8 */
-    uint64_t flip;    /* XOR that maps keys to unsigned order and back */
-    void *src, *dst;
-    int64_t n;
-    int nparts;
-    int shift;        /* digit of the current pass */
-    int64_t (*hist)[RADIX]; /* per part: counts, then scatter offsets */
-    uint64_t *seen_or, *seen_and; /* per part: OR and AND of the mapped keys */
+enum {
+    RADIX_BITS = 8,
+    RADIX = 1 << RADIX_BITS,
+    MAX_DIGITS = 8, /* of an int64 */
+    BUCKET_BITS = 12, /* the widest digit within a bucket */
+    /* room for the histograms of a bucket's digits: 56 bits cut into 5 digits */
+    BUCKET_HIST = ((MAX_DIGITS - 1) * RADIX_BITS + BUCKET_BITS - 1) / BUCKET_BITS << BUCKET_BITS,
+    SMALL_BUCKET = 32, /* buckets of at most this many keys are sorted by insertion */
 };
 
+/* Key i of p, of width 4 or 8 (a constant after inlining). */
 static inline uint64_t load_key(const void *p, int64_t i, const int width)
 {
     return width == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
@@ -182,70 +185,113 @@ static inline void store_key(void *p, int64_t i, uint64_t k, const int width)
         ((uint64_t *)p)[i] = k;
 }
 
+/* Digit d of key k in the sort's order: the key XOR flip is an unsigned integer
+ * whose order is the requested one. The keys themselves are never changed. */
+static inline unsigned digit_of(uint64_t k, uint64_t flip, int d)
+{
+    return (unsigned)(((k ^ flip) >> (d * RADIX_BITS)) & (RADIX - 1));
+}
+
+/* One parallel pass over the keys [lo, hi) of src, cut into nparts parts. */
+struct radix_job {
+    int width;          /* 4 or 8 */
+    uint64_t flip;
+    const void *src;
+    void *dst;
+    int64_t lo, hi;
+    int nparts;
+    int digit;          /* count_one and scatter: the digit of the pass; sort_bucket:
+                         * the first pass's, whose buckets these are */
+    int64_t *hist;      /* count_all: per part, a histogram of every digit; count_one:
+                         * per part, one histogram; scatter: per part, the offsets */
+    int64_t stride;     /* from one part's histogram (or offsets) to the next one's */
+    /* the buckets of the first pass (sort_bucket) */
+    const int64_t *start; /* RADIX + 1 bounds, in dst */
+    const unsigned char *skip; /* buckets sorted already */
+    void *tmp;          /* the other buffer, for the buckets' passes */
+};
+
 static inline void part_range(const struct radix_job *job, int part, int64_t *lo, int64_t *hi)
 {
-    *lo = job->n * part / job->nparts;
-    *hi = job->n * (part + 1) / job->nparts;
+    int64_t n = job->hi - job->lo;
+    *lo = job->lo + n * part / job->nparts;
+    *hi = job->lo + n * (part + 1) / job->nparts;
 }
 
-/* Maps keys in place (applying flip) and records which bits vary. The width is a
- * constant after inlining, so each width gets its own loop. */
-static inline __attribute__((always_inline)) void map_body(struct radix_job *job, int part,
-                                                           const int width)
+/* Adds key k's digits 0 .. ndigits-1 (a constant after inlining) to the
+ * histograms c[0 .. ndigits-1]. */
+static inline __attribute__((always_inline)) void count_digits(int64_t (*c)[RADIX], uint64_t k,
+                                                               const int ndigits)
 {
-    int64_t lo, hi;
+#pragma GCC unroll 8
+    for (int d = 0; d < ndigits; d++)
+        c[d][(k >> (d * RADIX_BITS)) & (RADIX - 1)]++;
+}
+
+/* Counts every digit of the part's keys at once (histogram d at hist + d * RADIX),
+ * into a local array that nothing else can alias. */
+static inline __attribute__((always_inline)) void count_all_body(struct radix_job *job,
+                                                                 int part, const int width)
+{
+    int64_t lo, hi, c[MAX_DIGITS][RADIX];
     part_range(job, part, &lo, &hi);
-    uint64_t or_ = 0, and_ = ~0ULL;
-    for (int64_t i = lo; i < hi; i++) {
-        uint64_t k = load_key(job->src, i, width) ^ job->flip;
-        store_key(job->src, i, k, width);
-        or_ |= k;
-        and_ &= k;
-    }
-    job->seen_or[part] = or_;
-    job->seen_and[part] = and_;
-}
-
-static void map_keys(void *ctx, int part)
-{
-    struct radix_job *job = ctx;
-    if (job->width == 4)
-        map_body(job, part, 4);
-    else
-        map_body(job, part, 8);
-}
-
-static inline __attribute__((always_inline)) void count_body(struct radix_job *job, int part,
-                                                             const int width)
-{
-    int64_t lo, hi, *h = job->hist[part];
-    part_range(job, part, &lo, &hi);
-    memset(h, 0, RADIX * sizeof *h);
+    memset(c, 0, (size_t)width * sizeof c[0]);
+    const void *src = job->src;
+    const uint64_t flip = job->flip;
     for (int64_t i = lo; i < hi; i++)
-        h[(load_key(job->src, i, width) >> job->shift) & (RADIX - 1)]++;
+        count_digits(c, load_key(src, i, width) ^ flip, width);
+    memcpy(job->hist + part * job->stride, c, (size_t)width * sizeof c[0]);
 }
 
-static void count_digits(void *ctx, int part)
+static void count_all(void *ctx, int part)
 {
     struct radix_job *job = ctx;
     if (job->width == 4)
-        count_body(job, part, 4);
+        count_all_body(job, part, 4);
     else
-        count_body(job, part, 8);
+        count_all_body(job, part, 8);
+}
+
+static inline __attribute__((always_inline)) void count_one_body(struct radix_job *job,
+                                                                 int part, const int width)
+{
+    int64_t lo, hi, c[1][RADIX];
+    part_range(job, part, &lo, &hi);
+    memset(c, 0, sizeof c);
+    const void *src = job->src;
+    const uint64_t flip = job->flip >> (job->digit * RADIX_BITS);
+    const int shift = job->digit * RADIX_BITS;
+    for (int64_t i = lo; i < hi; i++)
+        count_digits(c, (load_key(src, i, width) >> shift) ^ flip, 1);
+    memcpy(job->hist + part * job->stride, c, sizeof c);
+}
+
+static void count_one(void *ctx, int part)
+{
+    struct radix_job *job = ctx;
+    if (job->width == 4)
+        count_one_body(job, part, 4);
+    else
+        count_one_body(job, part, 8);
 }
 
 static inline __attribute__((always_inline)) void scatter_body(struct radix_job *job, int part,
                                                                const int width)
 {
-    int64_t lo, hi, *off = job->hist[part];
+    int64_t lo, hi, off[RADIX];
     part_range(job, part, &lo, &hi);
+    memcpy(off, job->hist + part * job->stride, sizeof off);
+    const void *src = job->src;
+    void *dst = job->dst;
+    const uint64_t flip = job->flip;
+    const int d = job->digit;
     for (int64_t i = lo; i < hi; i++) {
-        uint64_t k = load_key(job->src, i, width);
-        store_key(job->dst, off[(k >> job->shift) & (RADIX - 1)]++, k, width);
+        uint64_t k = load_key(src, i, width);
+        store_key(dst, off[digit_of(k, flip, d)]++, k, width);
     }
 }
 
-static void scatter_keys(void *ctx, int part)
+static void scatter(void *ctx, int part)
 {
     struct radix_job *job = ctx;
     if (job->width == 4)
@@ -254,57 +300,267 @@ static void scatter_keys(void *ctx, int part)
         scatter_body(job, part, 8);
 }
 
+/* Turns the parts' counts of one digit (part p's at hist + p * stride) into the
+ * parts' scatter offsets: by digit, then by part, from lo. Returns whether every
+ * key has the same digit (a pass that would move nothing). */
+static int counts_to_offsets(int64_t *hist, int64_t stride, int nparts, int64_t lo, int64_t hi)
+{
+    int64_t sum = lo;
+    int same = 0;
+    for (int d = 0; d < RADIX; d++) {
+        int64_t before = sum;
+        for (int p = 0; p < nparts; p++) {
+            int64_t c = hist[p * stride + d];
+            hist[p * stride + d] = sum;
+            sum += c;
+        }
+        same |= sum - before == hi - lo;
+    }
+    return same;
+}
+
+/* Copies [lo, hi) of src to dst on all threads. */
+struct copy_job {
+    const char *src;
+    char *dst;
+    size_t lo, hi;
+    int nparts;
+};
+
+static void copy_part(void *ctx, int part)
+{
+    struct copy_job *j = ctx;
+    size_t n = j->hi - j->lo;
+    size_t a = j->lo + n * (size_t)part / (size_t)j->nparts;
+    size_t b = j->lo + n * (size_t)(part + 1) / (size_t)j->nparts;
+    memcpy(j->dst + a, j->src + a, b - a);
+}
+
+/* Least-significant-digit passes over the keys [lo, hi) of *in on all threads,
+ * the digits below top, each pass counting its digit per part and then
+ * scattering stably by part; a digit on which every key agrees moves nothing and
+ * is skipped. The keys end in *in (the buffers swap with each pass, and the
+ * result is copied back after an odd number). */
+static void lsd_parallel(struct radix_job *job, void *in, void *out, int top, int nthreads)
+{
+    int64_t n = job->hi - job->lo;
+    size_t w = (size_t)job->width;
+    job->stride = RADIX;
+    void *a = in, *b = out;
+    for (job->digit = 0; job->digit < top; job->digit++) {
+        job->src = a;
+        gm_parallel_for(nthreads, job->nparts, count_one, job);
+        if (counts_to_offsets(job->hist, RADIX, job->nparts, job->lo, job->hi))
+            continue;
+        job->dst = b;
+        gm_parallel_for(nthreads, job->nparts, scatter, job);
+        void *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != in) {
+        struct copy_job c = { a, in, (size_t)job->lo * w, (size_t)job->hi * w,
+                              (int)(n / MIN_KEYS_PER_TASK) + 1 };
+        if (c.nparts > nthreads)
+            c.nparts = nthreads;
+        gm_parallel_for(nthreads, c.nparts, copy_part, &c);
+    }
+}
+
+/* Sorts the n keys at p by insertion (for the smallest buckets). */
+static inline __attribute__((always_inline)) void insertion_sort(char *p, int64_t n,
+                                                                 uint64_t flip, const int width)
+{
+    for (int64_t i = 1; i < n; i++) {
+        uint64_t k = load_key(p, i, width), kf = k ^ flip;
+        int64_t j = i;
+        for (; j > 0 && (load_key(p, j - 1, width) ^ flip) > kf; j--)
+            store_key(p, j, load_key(p, j - 1, width), width);
+        store_key(p, j, k, width);
+    }
+}
+
+/* Adds the nd digits of bits bits each of key kf (nd a constant after inlining) to
+ * the histograms at h, digit d's at h + (d << bits). */
+static inline __attribute__((always_inline)) void count_bucket_digits(uint32_t *h, uint64_t kf,
+                                                                      int bits, const int nd)
+{
+    const uint64_t mask = (1u << bits) - 1;
+#pragma GCC unroll 8
+    for (int d = 0; d < nd; d++)
+        h[((uint32_t)d << bits) + ((kf >> (d * bits)) & mask)]++;
+}
+
+/* One bucket of the first pass, on one thread: the bits below the first pass's
+ * digit are cut into nd digits of at most BUCKET_BITS bits (fewer, wider digits
+ * than the first pass's: the bucket is in the cache, where a larger histogram
+ * costs little and a pass saved is a pass), all counted in one pass over the
+ * bucket, and the bucket is sorted by them from the least significant, skipping
+ * those on which its keys agree. The keys end where they are, in job->dst. */
+static inline __attribute__((always_inline)) void bucket_body(struct radix_job *job, int b,
+                                                              const int width)
+{
+    int64_t lo = job->start[b], hi = job->start[b + 1], n = hi - lo;
+    int below = job->digit * RADIX_BITS;
+    if (job->skip[b] || n < 2 || below == 0)
+        return;
+    char *keys = (char *)job->dst + lo * width, *tmp = (char *)job->tmp + lo * width;
+    const uint64_t flip = job->flip;
+    if (n <= SMALL_BUCKET) {
+        insertion_sort(keys, n, flip, width);
+        return;
+    }
+    int most = n < (1 << BUCKET_BITS) ? RADIX_BITS : BUCKET_BITS;
+    int nd = (below + most - 1) / most;
+    int bits = (below + nd - 1) / nd;
+    uint32_t h[BUCKET_HIST];
+    memset(h, 0, ((size_t)nd << bits) * sizeof *h);
+    switch (nd) { /* nd is at most (MAX_DIGITS - 1) * RADIX_BITS / RADIX_BITS = 7 */
+#define COUNT(k)                                                                   \
+    case k:                                                                        \
+        for (int64_t i = 0; i < n; i++)                                            \
+            count_bucket_digits(h, load_key(keys, i, width) ^ flip, bits, k);      \
+        break;
+    COUNT(1) COUNT(2) COUNT(3) COUNT(4) COUNT(5) COUNT(6) COUNT(7)
+#undef COUNT
+    }
+    const uint64_t mask = (1u << bits) - 1;
+    char *src = keys, *dst = tmp;
+    for (int d = 0; d < nd; d++) {
+        uint32_t *off = h + ((uint32_t)d << bits), sum = 0;
+        int same = 0;
+        for (uint32_t v = 0; v <= mask; v++) {
+            uint32_t c = off[v];
+            off[v] = sum;
+            sum += c;
+            same |= c == (uint32_t)n;
+        }
+        if (same)
+            continue; /* every key has the same digit here */
+        int shift = d * bits;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t k = load_key(src, i, width);
+            store_key(dst, off[((k ^ flip) >> shift) & mask]++, k, width);
+        }
+        char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != keys)
+        memcpy(keys, src, (size_t)n * width);
+}
+
+static void sort_bucket(void *ctx, int b)
+{
+    struct radix_job *job = ctx;
+    if (job->width == 4)
+        bucket_body(job, b, 4);
+    else
+        bucket_body(job, b, 8);
+}
+
 void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
 {
     if (keys->n < 2)
         return;
     int width = (int)keys->width;
+    int64_t n = keys->n;
     uint64_t sign = 1ULL << (width * 8 - 1);
     uint64_t all = width == 4 ? 0xFFFFFFFFULL : ~0ULL;
-    int nparts = (int)(keys->n / MIN_KEYS_PER_TASK) + 1;
+    uint64_t flip = reverse ? all ^ sign : sign;
+    if (n <= SMALL_BUCKET) {
+        if (width == 4)
+            insertion_sort(keys->data, n, flip, 4);
+        else
+            insertion_sort(keys->data, n, flip, 8);
+        return;
+    }
+    int nparts = (int)(n / MIN_KEYS_PER_TASK) + 1;
     if (nparts > nthreads)
         nparts = nthreads;
-    if (nparts > 256)
-        nparts = 256; /* the histograms live on the stack */
-    int64_t hist[nparts][RADIX];
-    uint64_t seen_or[nparts], seen_and[nparts];
+    int64_t one[MAX_DIGITS * RADIX]; /* the histograms when there is one part */
+    int64_t *hist = one;
+    if (nparts > 1) {
+        hist = malloc((size_t)nparts * MAX_DIGITS * RADIX * sizeof *hist);
+        if (!hist) { /* no room for the parts' histograms: one part */
+            hist = one;
+            nparts = 1;
+        }
+    }
     struct radix_job job = {
         .width = width,
-        .flip = (reverse ? all ^ sign : sign),
+        .flip = flip,
         .src = keys->data,
-        .dst = *scratch,
-        .n = keys->n,
+        .lo = 0,
+        .hi = n,
         .nparts = nparts,
         .hist = hist,
-        .seen_or = seen_or,
-        .seen_and = seen_and,
+        .stride = MAX_DIGITS * RADIX,
     };
-    gm_parallel_for(nthreads, nparts, map_keys, &job);
-    uint64_t varying = 0, common = all;
-    for (int p = 0; p < nparts; p++) {
-        varying |= job.seen_or[p];
-        common &= job.seen_and[p];
-    }
-    varying &= ~common; /* bits that differ between some keys */
-
-    for (job.shift = 0; job.shift < width * 8; job.shift += RADIX_BITS) {
-        if (((varying >> job.shift) & (RADIX - 1)) == 0)
-            continue; /* every key has the same digit here */
-        gm_parallel_for(nthreads, nparts, count_digits, &job);
+    /* Every digit's histogram in one pass; the most significant digit on which
+     * some keys differ is the first pass's. */
+    gm_parallel_for(nthreads, nparts, count_all, &job);
+    int top = -1;
+    int64_t start[RADIX + 1];
+    for (int d = width - 1; d >= 0 && top < 0; d--) {
         int64_t sum = 0;
-        for (int d = 0; d < RADIX; d++) {
-            for (int p = 0; p < nparts; p++) {
-                int64_t c = hist[p][d];
-                hist[p][d] = sum;
-                sum += c;
-            }
+        for (int b = 0; b < RADIX; b++) {
+            start[b] = sum;
+            for (int p = 0; p < nparts; p++)
+                sum += hist[p * job.stride + d * RADIX + b];
+            if (sum - start[b] == n)
+                break; /* every key has digit b here */
+            if (b == RADIX - 1)
+                top = d;
         }
-        gm_parallel_for(nthreads, nparts, scatter_keys, &job);
-        void *t = job.src;
-        job.src = job.dst;
-        job.dst = t;
     }
-    gm_parallel_for(nthreads, nparts, map_keys, &job); /* flip back */
-    keys->data = job.src;
-    *scratch = job.dst;
+    if (top < 0) { /* all keys are equal */
+        if (hist != one)
+            free(hist);
+        return;
+    }
+    start[RADIX] = n;
+
+    /* First pass: most significant digit first, from the keys into the scratch,
+     * which leaves the keys in RADIX buckets of that digit. */
+    job.digit = top;
+    job.hist = hist + top * RADIX;
+    counts_to_offsets(job.hist, job.stride, nparts, 0, n);
+    job.dst = *scratch;
+    gm_parallel_for(nthreads, nparts, scatter, &job);
+    job.hist = hist;
+
+    /* The buckets, sorted by the digits below. A bucket larger than a share of
+     * the threads' work would keep one thread busy while the others wait: it is
+     * sorted by passes on all threads (lsd_parallel) first, the others one bucket
+     * a task. */
+    unsigned char skip[RADIX] = { 0 };
+    int64_t big = nthreads > 1 ? n / (2 * (int64_t)nthreads) : n + 1;
+    if (big < 2 * MIN_KEYS_PER_TASK)
+        big = 2 * MIN_KEYS_PER_TASK;
+    if (big > UINT32_MAX)
+        big = UINT32_MAX; /* a bucket's histograms count in 32 bits */
+    for (int b = 0; b < RADIX && top > 0; b++) {
+        int64_t size = start[b + 1] - start[b];
+        if (size <= big)
+            continue;
+        struct radix_job bj = job;
+        bj.lo = start[b];
+        bj.hi = start[b + 1];
+        bj.nparts = (int)(size / MIN_KEYS_PER_TASK) + 1;
+        if (bj.nparts > nparts)
+            bj.nparts = nparts;
+        lsd_parallel(&bj, *scratch, keys->data, top, nthreads);
+        skip[b] = 1;
+    }
+    job.start = start;
+    job.skip = skip;
+    job.tmp = keys->data;
+    gm_parallel_for(nparts, RADIX, sort_bucket, &job); /* a small sort stays on this thread */
+
+    void *t = keys->data;
+    keys->data = *scratch;
+    *scratch = t;
+    if (hist != one)
+        free(hist);
 }

@@ -17,7 +17,8 @@
  * Parser: newlines are found first, so each line's length is known before it is
  * parsed. The fast path takes "[-]digits" lines of up to 16 digits: on x86-64
  * processors with SSE4.1 the 16 bytes ending at the newline are converted with
- * multiply-adds; elsewhere eight digits at a time with SWAR arithmetic (the digit
+ * multiply-adds (and up to three digits before them by hand, for int64's 19);
+ * elsewhere eight digits at a time with SWAR arithmetic (the digit
  * test and conversion described by D. Lemire, "Parsing series of integers with
  * SIMD", 2018). Anything unusual (blanks, a carriage return, more digits, the
  * first bytes of a block) goes through a plain byte loop that is the reference for
@@ -53,7 +54,7 @@ struct gm_chunk {
     int64_t *wide;           /* the keys, when one does not fit int32 (wide_used) */
     int64_t wide_cap;
     int wide_used;
-    int64_t min, max, first, last;
+    int64_t first, last;
     int64_t first_line;      /* chunk-local line number of the first key */
     const char *first_text;  /* and its text */
     enum problem prob;       /* the first problem in the chunk, if any */
@@ -694,15 +695,24 @@ static const uint8_t tail_mask[32] = {
  * processor before using it): the 16 bytes that end at the newline hold the digits
  * in their last nd bytes, so the number is right-aligned for free; after zeroing
  * the bytes before it, three multiply-adds and a pack turn it into two 8-digit
- * halves. Same contract as parse_line_fast; begin is the start of the text. */
+ * halves. Up to three digits before those 16 (int64's 17 to 19) are added by hand.
+ * Same contract as parse_line_fast, but for up to 19 digits; begin is the start of
+ * the text. */
 __attribute__((target("sse4.1"))) static inline int
 parse_line_sse41(const char *s, const char *e, const char *begin, int64_t *out)
 {
     int neg = *s == '-';
     const char *q = s + neg;
     int64_t nd = e - q;
-    if (nd < 1 || nd > 16 || e - 16 < begin)
+    if (nd < 1 || nd > 19 || e - 16 < begin)
         return 0;
+    /* 17 to 19 digits: the leading ones by hand, then the last 16 as below. */
+    uint64_t lead = 0;
+    for (; nd > 16; nd--, q++) {
+        if (!is_digit(*q))
+            return 0;
+        lead = lead * 10 + (uint64_t)(*q - '0');
+    }
     __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(e - 16)),
                              _mm_set1_epi8('0'));
     __m128i keep = _mm_loadu_si128((const __m128i *)(const void *)(tail_mask + nd));
@@ -716,17 +726,49 @@ parse_line_sse41(const char *s, const char *e, const char *begin, int64_t *out)
     v = _mm_madd_epi16(v, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
     uint64_t mag = (uint64_t)(uint32_t)_mm_cvtsi128_si32(v) * 100000000ULL +
                    (uint32_t)_mm_extract_epi32(v, 1);
+    if (lead) { /* lead < 1000: the sum stays below 10^19 < 2^64 */
+        mag += lead * 10000000000000000ULL;
+        if (mag > (1ULL << 63) - 1 + (uint64_t)neg)
+            return 0; /* out of range: the slow path says so */
+        *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        return 1;
+    }
     *out = neg ? -(int64_t)mag : (int64_t)mag;
     return 1;
 }
 #endif
 
-/* Parses the lines of one chunk. Newlines are found eight bytes at a time and the
- * lines between them parsed independently, so consecutive lines overlap in the
- * processor instead of waiting for each other's digit counts. use_sse is a
- * constant in each of the two callers below. */
+#ifdef GM_X86_SIMD
+/* The newlines among the 64 bytes at p that are before end, as bits (bit i for
+ * p[i]): four 16-byte compares where the block has 64 bytes left, else a byte loop. */
+__attribute__((target("sse4.1"))) static inline uint64_t
+window_newlines(const char *p, const char *end, const char *text_end)
+{
+    uint64_t bits = 0;
+    if (text_end - p >= 64) {
+        const __m128i nl = _mm_set1_epi8('\n');
+        for (int i = 0; i < 4; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+            bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * i);
+        }
+    } else {
+        for (int i = 0; i < text_end - p; i++)
+            bits |= (uint64_t)(p[i] == '\n') << i;
+    }
+    return end - p >= 64 ? bits : bits & ((1ULL << (end - p)) - 1);
+}
+#endif
+
+/* Parses the lines of one chunk. Newlines are found eight bytes at a time (with
+ * SSE, as a bit mask of 64 bytes at a time, each line's the lowest bit left) and
+ * the lines between them parsed independently, so consecutive lines overlap in
+ * the processor instead of waiting for each other's digit counts. use_sse is a
+ * constant in each of the two callers below, and so is ordered in the SSE one's
+ * two calls (the order check out of the loop that parses for a sort frees
+ * registers there). */
 static inline __attribute__((always_inline)) void parse_lines(void *ctx, int index,
-                                                              const int use_sse)
+                                                              const int use_sse,
+                                                              const int ordered)
 {
     struct parse_job *job = ctx;
     struct gm_chunk *ch = &job->in->chunks[index];
@@ -734,31 +776,41 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
     const char *end = ch->end, *safe = job->text_end - 16;
     int32_t *d32 = job->dest32 ? job->dest32 + ch->line0 : NULL;
     int64_t n = 0, line = 0, prev = 0;
-    int64_t min = INT64_MAX, max = INT64_MIN;
     const int64_t mask = o->mask;
     const char *s = ch->begin; /* start of the current line */
     const char *w = ch->begin; /* next word to scan for newlines */
+    int64_t window = -64;      /* SSE: the 64 bytes at ch->begin + window, */
+    uint64_t newlines = 0;     /* whose newlines not yet passed are these bits */
 
     while (s < end) {
         const char *e; /* end of the current line: its newline, or the chunk's end */
-        uint64_t bits = 0;
-        /* Find the next newline at or after w (w <= end here). */
-        while (w + 8 <= end) {
-            uint64_t word;
-            memcpy(&word, w, 8); /* unaligned: memcpy, which compiles to one load */
-            if ((bits = newline_bits(word)) != 0)
-                break;
-            w += 8;
-        }
-        if (bits) {
-            e = w + (__builtin_ctzll(bits) >> 3);
+        if (use_sse) {
+#ifdef GM_X86_SIMD
+            while (newlines == 0 && (window += 64) < end - ch->begin)
+                newlines = window_newlines(ch->begin + window, end, job->text_end);
+#endif
+            e = newlines ? ch->begin + window + __builtin_ctzll(newlines) : end;
+            newlines &= newlines - 1;
         } else {
-            e = memchr(w, '\n', (size_t)(end - w));
-            if (!e)
-                e = end;
+            uint64_t bits = 0;
+            /* Find the next newline at or after w (w <= end here). */
+            while (w + 8 <= end) {
+                uint64_t word;
+                memcpy(&word, w, 8); /* unaligned: memcpy, which compiles to one load */
+                if ((bits = newline_bits(word)) != 0)
+                    break;
+                w += 8;
+            }
+            if (bits) {
+                e = w + (__builtin_ctzll(bits) >> 3);
+            } else {
+                e = memchr(w, '\n', (size_t)(end - w));
+                if (!e)
+                    e = end;
+            }
+            w = e + 1;
         }
         line++;
-        w = e + 1;
 
         int64_t v;
         int fast;
@@ -785,7 +837,7 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
             ch->first = v;
             ch->first_line = line;
             ch->first_text = s;
-        } else if (o->ordered) {
+        } else if (ordered) {
             int64_t a = prev ^ mask, b = v ^ mask;
             if (b < a || (o->strict && b == a)) {
                 ch->prob = PROB_DISORDER;
@@ -800,25 +852,24 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
         }
         n++;
         prev = v;
-        min = v < min ? v : min;
-        max = v > max ? v : max;
         s = e + 1;
     }
     ch->n = n;
-    ch->min = min;
-    ch->max = max;
     ch->last = prev;
 }
 
 static void parse_chunk(void *ctx, int index)
 {
-    parse_lines(ctx, index, 0);
+    parse_lines(ctx, index, 0, ((struct parse_job *)ctx)->o->ordered);
 }
 
 #ifdef GM_X86_SIMD
 __attribute__((target("sse4.1"))) static void parse_chunk_sse41(void *ctx, int index)
 {
-    parse_lines(ctx, index, 1);
+    if (((struct parse_job *)ctx)->o->ordered)
+        parse_lines(ctx, index, 1, 1);
+    else
+        parse_lines(ctx, index, 1, 0);
 }
 #endif
 

@@ -161,8 +161,8 @@ Test(cpu, sort_random, .timeout = 120)
 {
     rng r;
     rng_seed(&r, 13);
-    int64_t sizes[] = { 0, 1, 2, 5, 255, 256, 257, 65536, 65537, 1000000 };
-    for (int s = 0; s < 10; s++) {
+    int64_t sizes[] = { 0, 1, 2, 5, 32, 33, 255, 256, 257, 65536, 65537, 1000000 };
+    for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++) {
         for (int d = 0; d < 4; d++) {
             gm_width w = (s + d) % 2 ? GM_I32 : GM_I64;
             int64_t *v = malloc((size_t)(sizes[s] + 1) * 8);
@@ -172,6 +172,55 @@ Test(cpu, sort_random, .timeout = 120)
             free(v);
         }
     }
+}
+
+/* Keys whose buckets (by their most significant differing byte) are uneven:
+ * one bucket with most of the keys (sorted on all threads), keys in a narrow
+ * range, low bytes that never vary, buckets of a few keys (sorted by insertion)
+ * and of a few thousand, on 1 to 4 threads. */
+Test(cpu, sort_skewed, .timeout = 120)
+{
+    rng r;
+    rng_seed(&r, 14);
+    enum { N = 400000 };
+    int64_t *v = malloc((size_t)N * 8);
+    for (int c = 0; c < 24; c++) {
+        gm_width w = c % 2 ? GM_I64 : GM_I32;
+        int64_t n = N, lo = w == GM_I32 ? INT32_MIN : INT64_MIN;
+        int64_t hi = w == GM_I32 ? INT32_MAX : INT64_MAX;
+        const char *label = "";
+        for (int64_t i = 0; i < n; i++) {
+            switch (c / 4) {
+            case 0:
+                label = "90% one value";
+                v[i] = rng_range(&r, 0, 9) ? 7 : rng_range(&r, lo, hi);
+                break;
+            case 1:
+                label = "-1000..1000";
+                v[i] = rng_range(&r, -1000, 1000);
+                break;
+            case 2:
+                label = "low 16 bits zero";
+                v[i] = rng_range(&r, lo >> 16, hi >> 16) * 65536;
+                break;
+            case 3:
+                label = "5000 keys";
+                n = 5000;
+                v[i] = rng_range(&r, lo, hi);
+                break;
+            case 4:
+                label = "below 2^40 or 2^20";
+                v[i] = rng_range(&r, 0, w == GM_I64 ? (1LL << 40) : (1 << 20));
+                break;
+            default:
+                label = "two clusters";
+                v[i] = (rng_range(&r, 0, 1) ? hi - 100000 : lo) + rng_range(&r, 0, 99999);
+                break;
+            }
+        }
+        check_sort(v, n, w, c % 3 == 2 ? -1 : 1, 1 + c % 4, label);
+    }
+    free(v);
 }
 
 Test(cpu, sort_special_orders)

@@ -398,6 +398,56 @@ Test(output, mapping_matches_write)
     free(path);
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* int32 keys of every length and both signs (the word-at-a-time formatting and the
+ * exact one near a block's end), through write(2) and through the mapping, whose
+ * blocks have exactly their text's room, against printf. */
+Test(output, int32_every_length)
+{
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    rng r;
+    rng_seed(&r, 42);
+    int64_t n = 200000, len = 0;
+    int32_t *k = malloc((size_t)n * sizeof *k);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p10 = 1;
+        for (int e = (int)rng_range(&r, 0, 9); e > 0; e--)
+            p10 *= 10;
+        int64_t v = rng_range(&r, 0, 3) == 0 ? p10 + rng_range(&r, -1, 1)
+                                             : rng_range(&r, p10 / 10, p10 * 10 - 1);
+        if (v > INT32_MAX)
+            v = INT32_MAX;
+        k[i] = (int32_t)(rng_range(&r, 0, 1) ? -v : v);
+    }
+    k[0] = INT32_MIN;
+    k[1] = 0;
+    qsort(k, (size_t)n, sizeof *k, cmp_i32);
+    char *want = malloc((size_t)n * 12 + 1);
+    for (int64_t i = 0; i < n; i++)
+        len += sprintf(want + len, "%d\n", k[i]);
+    const int64_t sizes[] = { 65536, 1, 99999, 7, 34457 };
+    for (int threads = 1; threads <= 4; threads += 3)
+        for (int map = -1; map <= 1; map += 2) {
+            int64_t got_bytes;
+            char *got = write_chunks(path, k, n, GM_I32, sizes, 5, 0, '\n', NULL, map, threads,
+                                     &got_bytes);
+            cr_assert_eq(got_bytes, len, "threads %d map %d", threads, map);
+            cr_assert(memcmp(got, want, (size_t)len) == 0, "threads %d map %d", threads, map);
+            free(got);
+        }
+    unlink(path);
+    free(want);
+    free(k);
+    rmdir(dir);
+    free(dir);
+    free(path);
+}
+
 /* Space reserved ahead (gm_writer_reserve, as the GPU's text path does while CUDA
  * starts): more than the output needs, less, or refused by the file system (forced),
  * the file holds exactly the output. */

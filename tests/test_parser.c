@@ -226,6 +226,47 @@ Test(parser, narrows_to_int32_only_when_every_key_fits)
     parsed_free(&p);
 }
 
+/* Lines of 17 to 19 digits (the SSE path takes them with their leading digits
+ * added by hand), after 16 bytes of other lines so that the fast path sees them:
+ * int64's edges, leading zeros, and a sign or a non-digit among the leading digits. */
+Test(parser, seventeen_to_nineteen_digits)
+{
+    static const char *ok[] = { "9223372036854775807", "-9223372036854775808",
+                                "12345678901234567", "-123456789012345678",
+                                "0009223372036854775807", "00000000000000001",
+                                "1000000000000000000", "-999999999999999999" };
+    static const int64_t want[] = { INT64_MAX, INT64_MIN, 12345678901234567LL,
+                                    -123456789012345678LL, INT64_MAX, 1,
+                                    1000000000000000000LL, -999999999999999999LL };
+    static const char *bad[] = { "9223372036854775808", "-9223372036854775809",
+                                 "9999999999999999999", "12x45678901234567890",
+                                 "1-345678901234567", "+-12345678901234567" };
+    static const char *why[] = { "out of range", "out of range", "out of range",
+                                 "not an integer", "not an integer", "not an integer" };
+    for (int scalar = 0; scalar <= 1; scalar++) {
+        gm_input_test_scalar(scalar);
+        for (int i = 0; i < 8; i++) {
+            char text[128];
+            snprintf(text, sizeof text, "1\n2\n3\n4\n5\n6\n7\n8\n9\n%s\n", ok[i]);
+            parsed p = parse_text(text);
+            cr_assert_eq(p.rc, GM_OK, "%s: %s", ok[i], p.st.msg);
+            cr_assert_eq(p.n, 10);
+            cr_assert_eq(p.keys[9], want[i], "%s (scalar %d)", ok[i], scalar);
+            parsed_free(&p);
+        }
+        for (int i = 0; i < 6; i++) {
+            char text[128], msg[128];
+            snprintf(text, sizeof text, "1\n2\n3\n4\n5\n6\n7\n8\n9\n%s\n", bad[i]);
+            parsed p = parse_text(text);
+            cr_assert_eq(p.rc, GM_EINPUT, "%s (scalar %d)", bad[i], scalar);
+            snprintf(msg, sizeof msg, "10: %s: '%s'", why[i], bad[i]);
+            cr_assert(strstr(p.st.msg, msg), "%s: %s", bad[i], p.st.msg);
+            parsed_free(&p);
+        }
+    }
+    gm_input_test_scalar(0);
+}
+
 /* A large input: n lines of random values, some wide, some blank. */
 static char *big_text(rng *r, int64_t n, size_t *len, int64_t *keys, int64_t *nkeys)
 {
