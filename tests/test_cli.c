@@ -40,6 +40,19 @@ static void assert_result(cmd_result *r, int status, const char *out, const char
         cr_assert_str_eq(r->err, err);
 }
 
+/* Runs cmd in dir, which must fail with status 2, nothing on standard output and
+ * err on standard error, leaving the -o file out with the "precious\n" it held. */
+static void assert_fails_keeping(const char *dir, const char *cmd, const char *err,
+                                 const char *out)
+{
+    cmd_result r = run_sh(dir, cmd);
+    assert_result(&r, 2, "", err);
+    cmd_free(&r);
+    char *kept = read_file(out, NULL);
+    cr_assert_str_eq(kept, "precious\n", "%s: the -o file changed", cmd);
+    free(kept);
+}
+
 /* Whether the gpumerge under test can use a GPU here (asked of the program, as a
  * user would, rather than of CUDA inside this test's process). */
 static int gpu_usable(void)
@@ -502,12 +515,8 @@ Test(cli, gpu_text_path_bad_line_is_the_cpus_message)
         cmd_free(&r);
     }
     /* through a pipe: the bytes the text path read go back to the CPU's path */
-    cmd_result p = run_sh(dir, "cat b | \"$GPUMERGE\" sort --device=gpu a - -o out");
-    assert_result(&p, 2, "", "gpumerge: -:4: not an integer: '12abc'\n");
-    cmd_free(&p);
-    char *kept = read_file(out, NULL);
-    cr_assert_str_eq(kept, "precious\n");
-    free(kept);
+    assert_fails_keeping(dir, "cat b | \"$GPUMERGE\" sort --device=gpu a - -o out",
+                         "gpumerge: -:4: not an integer: '12abc'\n", out);
     write_text(b, "3\n99999999999999999999\n");
     cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu b a -o out");
     assert_result(&r, 2, "", "gpumerge: b:2: out of range: '99999999999999999999'\n");
@@ -550,12 +559,8 @@ Test(cli, pipe_read_whole_then_given_back, .timeout = 120)
     }
     write_text(out, "precious\n");
     write_text(b, "3\n\n4\n12abc\n");
-    cmd_result r = run_sh(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort a - -o out");
-    assert_result(&r, 2, "", "gpumerge: -:4: not an integer: '12abc'\n");
-    cmd_free(&r);
-    char *kept = read_file(out, NULL);
-    cr_assert_str_eq(kept, "precious\n");
-    free(kept);
+    assert_fails_keeping(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort a - -o out",
+                         "gpumerge: -:4: not an integer: '12abc'\n", out);
     free(a), free(b), free(out), free(dir);
 }
 
@@ -714,23 +719,19 @@ Test(cli, chunk_boundaries_forced_small, .timeout = 300)
     /* a bad line and a disorder near the end, found in a late block */
     text[o - 3] = 'x'; /* "-42" becomes "x42" on the last line, 6002 */
     write_file(f, text, o);
-    write_text(path_in(dir, "out"), "precious\n");
+    char *out = path_in(dir, "out");
+    write_text(out, "precious\n");
     char *cmd;
     if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort %s f -o out",
                  gpumerge_device_arg()) < 0)
         abort();
-    cmd_result bad = run_sh(dir, cmd);
-    free(cmd);
     char want[256];
     int lines = 1;
     for (size_t k = 0; k + 1 < o; k++)
         lines += text[k] == '\n';
     snprintf(want, sizeof want, "gpumerge: f:%d: not an integer: 'x42'\n", lines);
-    assert_result(&bad, 2, "", want);
-    cmd_free(&bad);
-    char *kept = read_file(path_in(dir, "out"), NULL);
-    cr_assert_str_eq(kept, "precious\n");
-    free(kept);
+    assert_fails_keeping(dir, cmd, want, out);
+    free(cmd), free(out);
     write_text(a, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n"
                   "21\n22\n23\n24\n25\n26\n27\n28\n29\n30\n31\n32\n33\n34\n35\n36\n37\n38\n"
                   "39\n40\n41\n42\n43\n44\n45\n46\n47\n48\n49\n50\n51\n52\n53\n54\n55\n56\n"
