@@ -75,6 +75,13 @@ static double cpu_estimate(gm_op op, int64_t n, int nthreads)
 /* gm_now() when the warm start was begun; negative before. */
 static double warm_began = -1;
 
+static int begin_warm(void)
+{
+    warm_began = gm_now();
+    gm_gpu_warm_start();
+    return 1;
+}
+
 int gm_engine_warm(const gm_config *cfg, gm_op op, int64_t keys, int nthreads)
 {
     if (warm_began >= 0)
@@ -84,9 +91,7 @@ int gm_engine_warm(const gm_config *cfg, gm_op op, int64_t keys, int nthreads)
     if (cfg->device == GM_DEVICE_AUTO &&
         (op == GM_OP_CHECK || keys <= 1 || cpu_estimate(op, keys, nthreads) < rate.gpu_start))
         return 0;
-    warm_began = gm_now();
-    gm_gpu_warm_start();
-    return 1;
+    return begin_warm();
 }
 
 static double gpu_estimate(gm_op op, int64_t n, gm_width w)
@@ -205,11 +210,7 @@ int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads)
         return gm_engine_warm(cfg, GM_OP_SORT, -1, nthreads);
     double cpu_t, gpu_t;
     text_estimates(bytes, nthreads, &cpu_t, &gpu_t);
-    if (cpu_t < rate.gpu_start + gpu_t)
-        return 0;
-    warm_began = gm_now();
-    gm_gpu_warm_start();
-    return 1;
+    return cpu_t < rate.gpu_start + gpu_t ? 0 : begin_warm();
 }
 
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,

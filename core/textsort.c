@@ -174,16 +174,16 @@ static void *touch_ahead(void *arg)
 /* Reads the stream inputs to their ends, in order, into text at their places, with
  * room left between them for the regular files' known sizes; text holds cap bytes,
  * of which at most limit are used. Auto begins CUDA's start-up once the bytes so
- * far make the GPU worth it. Returns GM_OK with *len the text's length; GM_ETEXT
- * when the text outgrows limit or no GPU turns out to be usable (the bytes read
- * stay at the spans, for give_back); or an error. */
+ * far make the GPU worth it. Returns GM_OK with *len the text's length; GM_ETEXT,
+ * with the reason in st, when the text outgrows limit or no GPU turns out to be
+ * usable (the bytes read stay at the spans, for give_back); or an error. */
 static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f, int nins,
                         int nthreads, uint64_t limit, char *text, uint64_t *len, gm_status *st)
 {
     enum { STREAM_READ = 16 << 20 };
     struct toucher t = { text, limit, 0, 0 };
     pthread_t th;
-    int touching = pthread_create(&th, NULL, touch_ahead, &t) == 0;
+    int touching = gm_thread_start(&th, touch_ahead, &t) == 0;
     uint64_t at = 0;
     int rc = GM_OK;
     for (int i = 0; i < nins && !rc; i++) {
@@ -200,11 +200,13 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
                 /* no GPU after all: stop reading (the pipe may never end) */
                 if (cfg->device == GM_DEVICE_GPU)
                     *st = probe;
-                rc = cfg->device == GM_DEVICE_GPU ? probe.code : GM_ETEXT;
+                else
+                    gm_fail(st, GM_ETEXT, "auto: %s", probe.msg);
+                rc = st->code;
                 break;
             }
-            if (at >= limit) { /* too long for the text path */
-                rc = GM_ETEXT;
+            if (at >= limit) {
+                rc = gm_fail(st, GM_ETEXT, "the input outgrew half the memory budget");
                 break;
             }
             size_t want = limit - at < STREAM_READ ? (size_t)(limit - at) : STREAM_READ;
@@ -408,12 +410,8 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         if (!rc)
             rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, st);
         gm_trace_pop();
-        gm_status probe;
-        if (rc == GM_ETEXT && len >= limit)
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: the input outgrew half the "
-                   "memory budget");
-        else if (rc == GM_ETEXT && gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK)
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", probe.msg);
+        if (rc == GM_ETEXT && text)
+            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", st->msg);
         char *fit = rc ? NULL : gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
         text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
