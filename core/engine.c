@@ -287,37 +287,9 @@ double gm_engine_startup(int *background)
     return info.seconds;
 }
 
-/* The teardown begun early in a thread of its own (gm_engine_release_begin). */
-static pthread_t release_thread;
-static int releasing;
-static double release_took;
-
-static void *release_main(void *arg)
-{
-    (void)arg;
-    double a = gm_now();
-    gm_gpu_teardown();
-    release_took = gm_now() - a;
-    return NULL;
-}
-
-void gm_engine_release_begin(const gm_config *cfg)
-{
-    if (!cfg->last || releasing)
-        return;
-    releasing = gm_thread_start(&release_thread, release_main, NULL) == 0;
-}
-
-double gm_engine_release(double *took)
+double gm_engine_release(void)
 {
     double a = gm_now();
-    if (releasing) {
-        pthread_join(release_thread, NULL);
-        releasing = 0;
-        *took = release_took;
-        return gm_now() - a;
-    }
     gm_gpu_teardown();
-    *took = gm_now() - a;
-    return *took;
+    return gm_now() - a;
 }

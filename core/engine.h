@@ -72,15 +72,8 @@ int gm_engine_prepare(const gm_config *cfg, int wait, int *done, gm_status *st);
 double gm_engine_startup(int *background);
 
 /* Ends CUDA's part in the process when it was started (gm_gpu_teardown: the
- * context destroyed now, not in exit's handlers), or waits for the teardown
- * gm_engine_release_begin began. Returns the seconds the caller spent in it, and
- * in *took the seconds the teardown took. */
-double gm_engine_release(double *took);
-
-/* Begins the teardown in a thread of its own, when this is the process's last run
- * (cfg->last) and the GPU has done its last work in it: the output's last bytes
- * and the rename go on meanwhile. gm_engine_release waits for it. */
-void gm_engine_release_begin(const gm_config *cfg);
+ * context destroyed now, not in exit's handlers). Returns the seconds it took. */
+double gm_engine_release(void);
 
 /* Whether a sort of bytes of text, all in memory, takes the GPU's text path
  * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model

@@ -331,7 +331,6 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
         rep.passes = t.passes;
         rep.deduplicated = cfg->unique;
         gm_stream_tally(stats, GM_OP_SORT, res.keys, res.width, &rep);
-        gm_engine_release_begin(cfg); /* the sort is whole: nothing more for the GPU */
         stats->keys += res.keys;
         stats->engine += t2 - t1 - res.sink;
         stats->write += res.sink;
