@@ -287,9 +287,14 @@ double gm_engine_startup(int *background)
     return info.seconds;
 }
 
-double gm_engine_release(void)
+void gm_engine_release_begin(void)
+{
+    gm_gpu_teardown_begin();
+}
+
+double gm_engine_release(double *took)
 {
     double a = gm_now();
-    gm_gpu_teardown();
+    *took = gm_gpu_teardown();
     return gm_now() - a;
 }

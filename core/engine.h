@@ -71,9 +71,15 @@ int gm_engine_prepare(const gm_config *cfg, int wait, int *done, gm_status *st);
  * ran), and in *background whether it ran in the warm start's thread. */
 double gm_engine_startup(int *background);
 
+/* Begins ending CUDA's part in the process in the background, for a run whose
+ * engine work is over (gm_gpu_teardown_begin); nothing when CUDA never started. */
+void gm_engine_release_begin(void);
+
 /* Ends CUDA's part in the process when it was started (gm_gpu_teardown: the
- * context destroyed now, not in exit's handlers). Returns the seconds it took. */
-double gm_engine_release(void);
+ * context destroyed now, not in exit's handlers), or waits for the end begun by
+ * gm_engine_release_begin. Returns the seconds the caller spent here; *took is
+ * how long the destruction itself took. */
+double gm_engine_release(double *took);
 
 /* Whether a sort of bytes of text, all in memory, takes the GPU's text path
  * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model

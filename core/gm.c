@@ -53,7 +53,7 @@ static void say_calls(char *buf, size_t size, const gm_stream_stats *s)
  * meanwhile in brackets (overlapped); the total from the program's first line. */
 static void print_report(const gm_config *cfg, const char *what, int nins,
                          const gm_stream_stats *s, int nthreads, double startup,
-                         double teardown, double total)
+                         double teardown, double took, double total)
 {
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
@@ -113,10 +113,17 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
                "within them, on the pool and the writer thread: format %.3f s a thread, "
                "write(2) %.3f s",
                s->write, s->finish, s->format, s->write_syscalls);
-    gm_say(cfg, GM_MSG_VERBOSE,
-           "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA teardown "
-           "%.3f s)",
-           s->cleanup + teardown, s->cleanup, teardown);
+    if (s->teardown_begun && took > 0)
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; waiting for "
+               "CUDA's teardown %.3f s: it took %.3f s, begun in the background when the "
+               "device's work was over, overlapped with finishing the output)",
+               s->cleanup + teardown, s->cleanup, teardown, took);
+    else
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA "
+               "teardown %.3f s)",
+               s->cleanup + teardown, s->cleanup, teardown);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: total %.3f s in the process (the stages above %.3f s, the rest %.3f s)",
            total, stages, total - stages);
@@ -148,12 +155,12 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
     gm_stream_stats stats;
     double streaming = gm_now();
     rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
-    double teardown = cfg->last ? gm_engine_release() : 0;
+    double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     if (!rc && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
                      cfg->threads > 0 ? cfg->threads : gm_cpu_count(), streaming - started,
-                     teardown, total);
+                     teardown, took, total);
     }
     return rc;
 }

@@ -926,6 +926,12 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     }
     if (!rc) /* --device=gpu without a GPU fails even where no engine ran */
         rc = device_check(&s, 1, st);
+    /* The device's work is over: the last run's CUDA context goes away while the
+     * output is finished (closing, renaming, freeing a replaced file's pages). */
+    if (!rc && cfg->last) {
+        gm_engine_release_begin();
+        stats->teardown_begun = 1;
+    }
     for (int i = 0; i < nnames; i++)
         input_close(&s, i);
     if (have_out) {

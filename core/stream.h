@@ -63,6 +63,7 @@ typedef struct gm_stream_stats {
     double write_syscalls;/* inside write(2), on whichever thread; through the mapping:
                            * inside fallocate, mmap and munmap */
     int mapped;           /* the output went through the writer's shared mapping */
+    int teardown_begun;   /* CUDA's teardown began before the output's finish */
     int runs;             /* sorted runs spilled (sort chunks, merge batches) */
     int passes;           /* merge passes over them (the last into the output) */
     int64_t keys;         /* keys read */

@@ -63,8 +63,14 @@ int gm_gpu_probe_done(void);
  * destroys the context if the probe made one (cudaDeviceReset), so that exit has
  * nothing of CUDA's left to do. Device memory the engine still held is freed with
  * it. Touches nothing when CUDA was never started. A GPU call after it makes a new
- * context. */
-void gm_gpu_teardown(void);
+ * context. Returns how long the destruction took (0 when there was none). When
+ * gm_gpu_teardown_begin started it, this waits for that thread instead. */
+double gm_gpu_teardown(void);
+
+/* Begins the teardown above in a thread of its own, for a caller whose GPU work is
+ * over and that has other work left (finishing the output); gm_gpu_teardown then
+ * waits for it. No GPU call may come between the two. */
+void gm_gpu_teardown_begin(void);
 
 /* NVTX ranges around the stages (trace.cu): push opens a range named name on the
  * calling thread, pop closes the innermost one. No cost worth measuring unless a

@@ -56,7 +56,12 @@ int gm_gpu_probe_done(void)
     return gm_gpu_stub_touched;
 }
 
-void gm_gpu_teardown(void)
+double gm_gpu_teardown(void)
+{
+    return 0;
+}
+
+void gm_gpu_teardown_begin(void)
 {
 }
 
