@@ -101,7 +101,14 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
         gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s", what, s->engine);
     if (s->runs > 0)
         gm_say(cfg, GM_MSG_VERBOSE, "time: temporary runs %.3f s (writing and reading)", s->spill);
-    if (s->mapped)
+    if (s->mapped && s->ahead > 0)
+        gm_say(cfg, GM_MSG_VERBOSE,
+               "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
+               "on the pool: copy into the mapping, fallocate, mmap and munmap %.3f s; "
+               "before them: the output's space reserved ahead on a thread of its own "
+               "(fallocate %.3f s, its pages faulted in behind it), overlapped",
+               s->write, s->finish, s->write_syscalls, s->ahead);
+    else if (s->mapped)
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
                "on the pool: format into the mapping %.3f s a thread (its page faults "

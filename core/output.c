@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,52 +482,6 @@ static int map_wanted(const gm_writer *w)
            fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* A region of len bytes at the output's end, mapped whole at once (a mapping may
- * reach past the end of the file) and reserved with fallocate piece by piece by
- * task 0 of the job that fills it, while the other tasks fill the pieces already
- * reserved: fallocate holds the file's lock and runs on one thread, so it
- * overlaps the filling instead of preceding it. A task touches its bytes only
- * once they are reserved. */
-struct region {
-    int fd;
-    off_t at;
-    size_t len;
-    char *base;       /* the mapping, from the page holding the region's first byte */
-    size_t size;
-    char *dst;        /* the region's first byte */
-    pthread_mutex_t lock;
-    pthread_cond_t grew;
-    size_t reserved;  /* bytes reserved from dst on (atomic; changed under lock) */
-    int err;          /* fallocate's errno: the filling stops (under lock) */
-    int waiting;      /* tasks waiting for a piece (under lock) */
-    double reserve_time;
-    double map_time;  /* mmap and munmap */
-};
-
-static int region_open(struct region *r, const gm_writer *w, size_t len)
-{
-    int fd = w->fd;
-    off_t at = (off_t)w->bytes;
-    memset(r, 0, sizeof *r);
-    if (w->reserved_end > at) /* reserved ahead (gm_writer_reserve) */
-        r->reserved = (size_t)(w->reserved_end - at) < len ? (size_t)(w->reserved_end - at) : len;
-    double t0 = gm_now();
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t skip = (size_t)at % page;
-    r->fd = fd;
-    r->at = at;
-    r->len = len;
-    r->size = skip + len;
-    r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at - (off_t)skip);
-    r->map_time = gm_now() - t0;
-    if (r->base == MAP_FAILED)
-        return MAP_UNSUPPORTED;
-    r->dst = r->base + skip;
-    pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->grew, NULL);
-    return 0;
-}
-
 /* Reserves len bytes of fd's space at at (fallocate, retried when interrupted):
  * 0 or its errno; EOPNOTSUPP when the tests force the file system to refuse. */
 static int reserve_space(int fd, off_t at, off_t len)
@@ -538,41 +494,253 @@ static int reserve_space(int fd, off_t at, off_t len)
     return 0;
 }
 
-/* Task 0: reserves the region piece by piece. */
-static void region_reserve(struct region *r)
+/* A reservation: len bytes of the file from at on, reserved with fallocate piece
+ * by piece by one thread while other threads fill the pieces already reserved.
+ * fallocate holds the file's lock and runs on one thread, so it overlaps the
+ * filling instead of preceding it. A reservation belongs to one region (task 0 of
+ * the job that fills it reserves), or runs ahead of the output on a thread of its
+ * own (gm_writer_ahead). A thread touches bytes only once they are reserved. */
+struct reservation {
+    int fd;
+    off_t at;
+    size_t len;
+    pthread_mutex_t lock;
+    pthread_cond_t grew;
+    size_t reserved;  /* bytes reserved from at on (atomic; changed under lock) */
+    int err;          /* fallocate's errno: the reserving stopped (under lock) */
+    int over;         /* the reserving has ended, whatever it reached (under lock) */
+    int stop;         /* asked to end early (atomic) */
+    int waiting;      /* threads waiting for a piece (under lock) */
+    double time;      /* inside fallocate */
+};
+
+static void reservation_init(struct reservation *v, int fd, off_t at, size_t len, size_t reserved)
+{
+    memset(v, 0, sizeof *v);
+    v->fd = fd;
+    v->at = at;
+    v->len = len;
+    v->reserved = reserved;
+    pthread_mutex_init(&v->lock, NULL);
+    pthread_cond_init(&v->grew, NULL);
+}
+
+static void reservation_destroy(struct reservation *v)
+{
+    pthread_cond_destroy(&v->grew);
+    pthread_mutex_destroy(&v->lock);
+}
+
+/* Reserves up to len, an error, or a stop. A piece refused for want of space is
+ * tried again in halves down to a page, so that a full file system ends the
+ * reservation within a page of the space there was. */
+static void reservation_run(struct reservation *v)
 {
     double t0 = gm_now();
-    for (size_t done = r->reserved; done < r->len;) {
-        size_t piece = r->len - done < RESERVE_PIECE ? r->len - done : RESERVE_PIECE;
-        int e = reserve_space(r->fd, r->at + (off_t)done, (off_t)piece);
-        pthread_mutex_lock(&r->lock);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), piece = RESERVE_PIECE;
+    for (size_t done = v->reserved; done < v->len && !__atomic_load_n(&v->stop, __ATOMIC_RELAXED);) {
+        size_t n = v->len - done < piece ? v->len - done : piece;
+        int e = reserve_space(v->fd, v->at + (off_t)done, (off_t)n);
+        if (e == ENOSPC && n > page) {
+            piece = (n / 2 + page - 1) / page * page;
+            continue;
+        }
+        pthread_mutex_lock(&v->lock);
         if (e)
-            r->err = e;
+            v->err = e;
         else
-            __atomic_store_n(&r->reserved, done += piece, __ATOMIC_RELEASE);
-        if (r->waiting)
-            pthread_cond_broadcast(&r->grew);
-        pthread_mutex_unlock(&r->lock);
+            __atomic_store_n(&v->reserved, done += n, __ATOMIC_RELEASE);
+        if (v->waiting)
+            pthread_cond_broadcast(&v->grew);
+        pthread_mutex_unlock(&v->lock);
         if (e)
             break;
     }
-    r->reserve_time = gm_now() - t0;
+    pthread_mutex_lock(&v->lock);
+    v->over = 1;
+    pthread_cond_broadcast(&v->grew);
+    pthread_mutex_unlock(&v->lock);
+    v->time = gm_now() - t0;
 }
 
-/* Waits until the region's first end bytes are reserved: 1, or 0 when the
- * reserving failed first. */
-static int region_wait(struct region *r, size_t end)
+/* Waits until the first end bytes are reserved: 1, or 0 when the reserving ended
+ * short of them. */
+static int reservation_wait(struct reservation *v, size_t end)
 {
-    if (__atomic_load_n(&r->reserved, __ATOMIC_ACQUIRE) >= end)
+    if (__atomic_load_n(&v->reserved, __ATOMIC_ACQUIRE) >= end)
         return 1;
-    pthread_mutex_lock(&r->lock);
-    r->waiting++;
-    while (r->reserved < end && !r->err)
-        pthread_cond_wait(&r->grew, &r->lock);
-    r->waiting--;
-    int ok = r->reserved >= end;
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_lock(&v->lock);
+    v->waiting++;
+    while (v->reserved < end && !v->err && !v->over)
+        pthread_cond_wait(&v->grew, &v->lock);
+    v->waiting--;
+    int ok = v->reserved >= end;
+    pthread_mutex_unlock(&v->lock);
     return ok;
+}
+
+/* Reserving ahead. The GPU's text path knows how long its output can be before
+ * it has a byte of it (no longer than the text it read), so the output's space is
+ * reserved from the start on a thread of its own, and a few threads fault its
+ * pages into one mapping behind the reservation: the allocation and zeroing of
+ * the file's pages, most of the cost of writing a tmpfs file, then overlap CUDA's
+ * start-up and the device's work instead of following them. The text's chunks are
+ * copied into that mapping. Touching is done piece by piece: a piece is taken
+ * either by a toucher (a locked add of zero to each page, which faults it in
+ * writable and changes no byte) or by the copy, never by both at once. */
+enum { TOUCH_PIECE = 1 << 20, PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2, MAX_TOUCHERS = 8 };
+
+struct gm_ahead {
+    struct reservation v;
+    char *base;       /* the mapping, from the page holding v.at */
+    size_t size;
+    char *dst;        /* v.at's byte in it */
+    pthread_t reserver;
+    pthread_t touchers[MAX_TOUCHERS];
+    int ntouchers;
+    int npieces;
+    int next;         /* the next piece a toucher takes (atomic) */
+    int *piece;       /* PIECE_FREE, PIECE_TOUCHING or PIECE_TAKEN (atomic) */
+};
+
+static void *ahead_reserve(void *arg)
+{
+    reservation_run(&((struct gm_ahead *)arg)->v);
+    return NULL;
+}
+
+static void *ahead_touch(void *arg)
+{
+    struct gm_ahead *a = arg;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (;;) {
+        int k = __atomic_fetch_add(&a->next, 1, __ATOMIC_RELAXED);
+        if (k >= a->npieces || __atomic_load_n(&a->v.stop, __ATOMIC_RELAXED))
+            break;
+        size_t lo = (size_t)k * TOUCH_PIECE, hi = lo + TOUCH_PIECE < a->v.len ? lo + TOUCH_PIECE : a->v.len;
+        if (!reservation_wait(&a->v, hi))
+            break;
+        int free_piece = PIECE_FREE;
+        if (!__atomic_compare_exchange_n(&a->piece[k], &free_piece, PIECE_TOUCHING, 0,
+                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            continue; /* the copy got there first */
+        /* the first byte of each page the piece reaches */
+        uintptr_t first = ((uintptr_t)(a->dst + lo) + page - 1) / page * page;
+        for (unsigned char *p = (unsigned char *)first; p < (unsigned char *)(a->dst + hi); p += page)
+            __atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&a->piece[k], PIECE_TAKEN, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* Takes the pieces that hold bytes [lo, hi) of the ahead mapping from the
+ * touchers: after it, only the caller writes there. */
+static void ahead_take(struct gm_ahead *a, size_t lo, size_t hi)
+{
+    for (int k = (int)(lo / TOUCH_PIECE); k < a->npieces && (size_t)k * TOUCH_PIECE < hi; k++) {
+        int seen = PIECE_FREE;
+        if (__atomic_compare_exchange_n(&a->piece[k], &seen, PIECE_TAKEN, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            continue;
+        while (seen == PIECE_TOUCHING) { /* a millisecond at most */
+            sched_yield();
+            seen = __atomic_load_n(&a->piece[k], __ATOMIC_ACQUIRE);
+        }
+    }
+}
+
+/* Ends reserving ahead: the threads stopped and joined, the mapping gone; what
+ * was reserved stays reserved (reserved_end), for the writing that follows. */
+static void ahead_end(gm_writer *w)
+{
+    struct gm_ahead *a = w->ahead;
+    if (!a)
+        return;
+    __atomic_store_n(&a->v.stop, 1, __ATOMIC_RELAXED);
+    pthread_join(a->reserver, NULL);
+    for (int i = 0; i < a->ntouchers; i++)
+        pthread_join(a->touchers[i], NULL);
+    double t0 = gm_now();
+    munmap(a->base, a->size);
+    w->stats.write += gm_now() - t0;
+    w->stats.ahead += a->v.time;
+    if (a->v.reserved > 0) {
+        w->extended = 1;
+        w->reserved_end = (int64_t)a->v.at + (int64_t)a->v.reserved;
+    }
+    reservation_destroy(&a->v);
+    free(a->piece);
+    free(a);
+    w->ahead = NULL;
+}
+
+/* A region of len bytes at the output's end, mapped whole at once (a mapping may
+ * reach past the end of the file), or a part of the ahead mapping, with the
+ * reservation that covers it. */
+struct region {
+    struct reservation own;
+    struct reservation *v; /* &own, or the ahead's */
+    struct gm_ahead *ahead;/* the ahead whose mapping this is, or NULL */
+    size_t off;       /* the region's first byte in v */
+    size_t len;
+    char *base;       /* its own mapping, from the page holding the first byte */
+    size_t size;
+    char *dst;        /* the region's first byte */
+    int failed;       /* a task found its bytes unreserved (atomic) */
+    double map_time;  /* mmap and munmap */
+};
+
+static int region_open(struct region *r, gm_writer *w, size_t len)
+{
+    int fd = w->fd;
+    off_t at = (off_t)w->bytes;
+    memset(r, 0, sizeof *r);
+    r->len = len;
+    struct gm_ahead *a = w->ahead;
+    if (a && !__atomic_load_n(&a->v.err, __ATOMIC_RELAXED) && at >= a->v.at &&
+        (size_t)(at - a->v.at) + len <= a->v.len) {
+        r->v = &a->v;
+        r->ahead = a;
+        r->off = (size_t)(at - a->v.at);
+        r->dst = a->dst + r->off;
+        return 0;
+    }
+    ahead_end(w); /* the output outgrew it, or its reserving failed */
+    size_t reserved = 0;
+    if (w->reserved_end > at) /* reserved ahead */
+        reserved = (size_t)(w->reserved_end - at) < len ? (size_t)(w->reserved_end - at) : len;
+    double t0 = gm_now();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t skip = (size_t)at % page;
+    r->size = skip + len;
+    r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at - (off_t)skip);
+    r->map_time = gm_now() - t0;
+    if (r->base == MAP_FAILED)
+        return MAP_UNSUPPORTED;
+    r->dst = r->base + skip;
+    reservation_init(&r->own, fd, at, len, reserved);
+    r->v = &r->own;
+    return 0;
+}
+
+/* Task 0 of a region's job: reserves its space, unless it lies in the ahead's. */
+static void region_reserve(struct region *r)
+{
+    if (r->v == &r->own)
+        reservation_run(&r->own);
+}
+
+/* Waits until bytes [lo, hi) of the region are reserved and takes them from the
+ * touchers: 1, or 0 when they never will be (the task must not touch them). */
+static int region_take(struct region *r, size_t lo, size_t hi)
+{
+    if (!reservation_wait(r->v, r->off + hi)) {
+        __atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (r->ahead)
+        ahead_take(r->ahead, r->off + lo, r->off + hi);
+    return 1;
 }
 
 /* Unmaps the filled region and accounts for it: 0 (the output is len bytes
@@ -581,18 +749,22 @@ static int region_wait(struct region *r, size_t end)
  * and munmap (the page faults count as formatting). */
 static int region_close(gm_writer *w, struct region *r)
 {
-    double t0 = gm_now();
-    munmap(r->base, r->size);
-    r->map_time += gm_now() - t0;
-    pthread_cond_destroy(&r->grew);
-    pthread_mutex_destroy(&r->lock);
-    w->stats.write += r->reserve_time + r->map_time;
-    if (r->reserved > 0)
-        w->extended = 1;
-    if (r->err == EOPNOTSUPP || r->err == ENOSYS)
+    int err = r->failed ? r->v->err : 0;
+    if (r->v == &r->own) {
+        double t0 = gm_now();
+        munmap(r->base, r->size);
+        r->map_time += gm_now() - t0;
+        w->stats.write += r->own.time + r->map_time;
+        if (r->own.reserved > 0)
+            w->extended = 1;
+        reservation_destroy(&r->own);
+    }
+    if (err == EOPNOTSUPP || err == ENOSYS)
         return MAP_UNSUPPORTED;
-    if (r->err)
-        return r->err;
+    if (err)
+        return err;
+    if (r->failed) /* the reserving ended early: the output stopped being wanted */
+        return EIO;
     w->bytes += (int64_t)r->len;
     return 0;
 }
@@ -600,6 +772,7 @@ static int region_close(gm_writer *w, struct region *r)
 /* Gives up the mapping for good: the output goes on with write(2) at its end. */
 static int map_abandon(gm_writer *w)
 {
+    ahead_end(w);
     w->map = 0;
     return lseek(w->fd, (off_t)w->bytes, SEEK_SET) == (off_t)w->bytes ? 0 : errno;
 }
@@ -633,7 +806,7 @@ static void map_format_task(void *ctx, int task)
         return;
     }
     int b = task - 1;
-    if (!region_wait(&j->r, j->pos[b + 1]))
+    if (!region_take(&j->r, j->pos[b], j->pos[b + 1]))
         return;
     int64_t lo = (int64_t)b * j->per, hi = lo + j->per < j->nkeys ? lo + j->per : j->nkeys;
     double t0 = gm_now();
@@ -689,23 +862,22 @@ static void copy_task(void *ctx, int task)
     }
     size_t lo = (size_t)(task - 1) * COPY_PIECE;
     size_t n = c->r.len - lo < COPY_PIECE ? c->r.len - lo : COPY_PIECE;
-    if (region_wait(&c->r, lo + n))
+    if (region_take(&c->r, lo, lo + n))
         memcpy(c->r.dst + lo, c->src + lo, n);
 }
 
 /* Copies text into the mapping. Returns 0, MAP_UNSUPPORTED or an errno value. */
 static int map_put_text(gm_writer *w, const char *text, size_t len)
 {
-    double t0 = gm_now();
+    double t0 = gm_now(), inside = w->stats.write;
     struct copy_job c;
     c.src = text;
     int e = region_open(&c.r, w, len);
     if (!e) {
         gm_parallel_for(w->nthreads, (int)((len + COPY_PIECE - 1) / COPY_PIECE) + 1, copy_task, &c);
         e = region_close(w, &c.r);
-        w->stats.write -= c.r.reserve_time + c.r.map_time; /* inside the time below */
     }
-    w->stats.write += gm_now() - t0;
+    w->stats.write = inside + (gm_now() - t0); /* fallocate, mmap and munmap inside it */
     return e;
 }
 
@@ -743,20 +915,51 @@ static int writer_begin(gm_writer *w, gm_status *st)
     return GM_OK;
 }
 
-int gm_writer_reserve(gm_writer *w, uint64_t bytes, gm_status *st)
+int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
 {
-    if (w->file->kind != GM_OUTFILE_REPLACE || bytes == 0)
+    if (w->file->kind != GM_OUTFILE_REPLACE || bytes == 0 || w->ahead)
         return GM_OK;
     int rc = writer_begin(w, st);
     if (rc || !w->map)
         return rc;
-    double t0 = gm_now();
-    int e = reserve_space(w->fd, (off_t)w->bytes, (off_t)bytes);
-    w->stats.write += gm_now() - t0;
-    w->extended = 1; /* whatever a failed call left past the output goes at the end */
-    if (!e) /* else the output, perhaps smaller than asked for, reserves as it goes */
-        w->reserved_end = w->bytes + (int64_t)bytes;
+    struct gm_ahead *a = calloc(1, sizeof *a);
+    int npieces = (int)((bytes + TOUCH_PIECE - 1) / TOUCH_PIECE);
+    int *piece = calloc((size_t)npieces, sizeof *piece);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t skip = (size_t)w->bytes % page;
+    char *base = a && piece ? mmap(NULL, skip + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
+                                   (off_t)w->bytes - (off_t)skip)
+                            : MAP_FAILED;
+    if (base == MAP_FAILED) { /* the writing reserves and maps as it goes */
+        free(piece);
+        free(a);
+        return GM_OK;
+    }
+    a->base = base;
+    a->size = skip + bytes;
+    a->dst = base + skip;
+    a->piece = piece;
+    a->npieces = npieces;
+    reservation_init(&a->v, w->fd, (off_t)w->bytes, (size_t)bytes, 0);
+    if (gm_thread_start(&a->reserver, ahead_reserve, a) != 0) {
+        reservation_destroy(&a->v);
+        munmap(base, a->size);
+        free(piece);
+        free(a);
+        return GM_OK;
+    }
+    w->ahead = a;
+    /* a quarter of the threads: the rest read the input meanwhile */
+    int want = w->nthreads / 4 < MAX_TOUCHERS ? w->nthreads / 4 : MAX_TOUCHERS;
+    for (int i = 0; i < want; i++)
+        if (gm_thread_start(&a->touchers[a->ntouchers], ahead_touch, a) == 0)
+            a->ntouchers++;
     return GM_OK;
+}
+
+void gm_writer_ahead_end(gm_writer *w)
+{
+    ahead_end(w);
 }
 
 /* A chunk of keys is out: -u remembers its last key. */
@@ -878,6 +1081,7 @@ int gm_writer_finish(gm_writer *w, gm_status *st)
 {
     struct gm_wq *q = w->q;
     int err = 0;
+    ahead_end(w);
     if (q) {
         wq_join(q);
         err = q->err;

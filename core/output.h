@@ -40,6 +40,7 @@ int gm_output_is_input(const gm_output *out, int input_fd);
 typedef struct gm_output_stats {
     double format_cpu; /* formatting, summed over threads */
     double write;      /* inside write(2) */
+    double ahead;      /* inside fallocate, reserving ahead on a thread of its own */
 } gm_output_stats;
 
 /* Formats keys (canonical decimal, one per line; with unique, the first of each
@@ -69,7 +70,8 @@ typedef struct gm_writer {
     int begun;           /* the first byte was due (gm_outfile_begin ran) */
     int map;             /* writing through a shared mapping (output.c), not write(2) */
     int extended;        /* the mapping's fallocate extended the file */
-    int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_reserve) */
+    int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_ahead) */
+    struct gm_ahead *ahead; /* reserving ahead, while it runs */
 } gm_writer;
 
 void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads);
@@ -88,12 +90,18 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 /* Reserves the space of the next bytes of output ahead of the text that will fill
  * it, where the output goes through the mapping into a temporary file (a target
  * written in place is not touched before its first byte, so nothing is done for
- * it): the GPU's text path reserves while CUDA starts, taking the file system's
- * allocation off the critical path. A reservation that fails is not an error (the
- * output may need less; the writing reserves as it goes, and reports a full file
- * system then). Returns GM_OK, or an error of the output's first byte (as
- * gm_writer_put). */
-int gm_writer_reserve(gm_writer *w, uint64_t bytes, gm_status *st);
+ * it): fallocate on a thread of its own and a quarter of the writer's threads
+ * faulting the pages in behind it, while the caller goes on (the GPU's text path
+ * reads, waits for CUDA and sorts meanwhile). Text handed to gm_writer_put_text
+ * then lands in those pages. A reservation that fails is not an error (the output
+ * may need less; the writing reserves as it goes, and reports a full file system
+ * then). Returns GM_OK, or an error of the output's first byte (as gm_writer_put). */
+int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st);
+
+/* Ends the reserving ahead (its threads stopped and joined): for a caller that
+ * hands the writer keys instead of the text it reserved for. What was reserved
+ * stays reserved. gm_writer_finish ends it too. */
+void gm_writer_ahead_end(gm_writer *w);
 
 /* Releases the writer's buffers and adds its write time to the stats. Call it
  * before gm_output_commit (and after an error). Returns GM_OK, or the first write

@@ -955,6 +955,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
                    out.shown);
         stats->format = w.stats.format_cpu / s.nthreads;
         stats->write_syscalls = w.stats.write;
+        stats->ahead = w.stats.ahead;
         stats->mapped = w.map;
     }
     double a = gm_now();

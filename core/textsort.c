@@ -282,13 +282,6 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
                        gm_writer *w, gm_stream_stats *stats, gm_status *st)
 {
     int rc = GM_OK;
-    if (!gm_gpu_probe_done()) { /* CUDA still starting: the output's space meanwhile */
-        double r0 = gm_now();
-        rc = gm_writer_reserve(w, len, st);
-        stats->write += gm_now() - r0;
-        if (rc)
-            return rc;
-    }
     /* What is left of CUDA's start-up is waited for here, so that -v names it. */
     double w0 = gm_now();
     gm_trace_push("waiting for CUDA's start-up");
@@ -414,8 +407,10 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         char *fit = rc ? NULL : gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
         text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
-        text = gm_buf_alloc(total + 16, "reading", st);
-        rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
+        /* The output is no longer than the text: its space is reserved meanwhile. */
+        rc = gm_writer_ahead(w, total, st);
+        text = rc ? NULL : gm_buf_alloc(total + 16, "reading", st);
+        rc = rc ? rc : text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         for (int i = 0; i < nins; i++) {
             f[i].off = len;
             len += (uint64_t)f[i].size;
@@ -431,8 +426,12 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         rc = GM_ETEXT;
     }
+    if (!rc && streams)
+        rc = gm_writer_ahead(w, len, st);
     if (!rc)
         rc = sort_on_gpu(cfg, ins, f, nins, nthreads, text, len, why, w, stats, st);
+    if (rc == GM_ETEXT) /* the CPU's path hands the writer keys */
+        gm_writer_ahead_end(w);
     if (rc == GM_ETEXT && streams && text) { /* the streaming sort parses them again */
         int grc = give_back(ins, f, nins, &text, st);
         rc = grc ? grc : GM_ETEXT;
