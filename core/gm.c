@@ -123,13 +123,14 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     if (s->teardown_begun && took > 0)
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; waiting for "
-               "CUDA's teardown %.3f s: it took %.3f s, begun in the background when the "
-               "device's work was over, overlapped with finishing the output)",
+               "CUDA's teardown and a replaced output's release %.3f s: the teardown took "
+               "%.3f s, begun in the background when the device's work was over, overlapped "
+               "with finishing the output)",
                s->cleanup + teardown, s->cleanup, teardown, took);
     else
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA "
-               "teardown %.3f s)",
+               "teardown and a replaced output's release %.3f s)",
                s->cleanup + teardown, s->cleanup, teardown);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: total %.3f s in the process (the stages above %.3f s, the rest %.3f s)",
@@ -163,6 +164,7 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
     double streaming = gm_now();
     rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
+    teardown += gm_close_later_join(); /* a replaced -o file's release */
     if (!rc && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,

@@ -291,6 +291,9 @@ int gm_outfile_commit(gm_outfile *of, gm_status *st)
             err = errno;
         } else if (rename(of->tmp, of->path) == 0) {
             gm_temp_forget(of->tmp);
+            /* the old file's last reference: its pages are freed as we finish */
+            gm_close_later(of->target_fd);
+            of->target_fd = -1;
         } else {
             err = copy_into_target(of);
             if (!err)

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -116,6 +117,36 @@ int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
     int rc = pthread_create(tid, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return rc;
+}
+
+/* The one descriptor closed on a thread of its own (gm_close_later). */
+static pthread_t closer;
+static int closer_fd = -1, closing;
+
+static void *close_fd(void *arg)
+{
+    (void)arg;
+    close(closer_fd);
+    return NULL;
+}
+
+void gm_close_later(int fd)
+{
+    gm_close_later_join();
+    closer_fd = fd;
+    closing = gm_thread_start(&closer, close_fd, NULL) == 0;
+    if (!closing)
+        close(fd);
+}
+
+double gm_close_later_join(void)
+{
+    if (!closing)
+        return 0;
+    double a = gm_now();
+    pthread_join(closer, NULL);
+    closing = 0;
+    return gm_now() - a;
 }
 
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx)

@@ -30,6 +30,14 @@ void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
  * such as an input's reader). Returns pthread_create's result. */
 int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
+/* Closes fd on a thread of its own, for a descriptor whose close can take long and
+ * whose result does not matter: the last reference to a replaced -o target, whose
+ * pages the close frees (0.1 s for a 1.1 GB tmpfs file), while the run finishes
+ * (CUDA's teardown). One at a time: a second call waits for the first.
+ * gm_close_later_join waits for it and returns the seconds it waited. */
+void gm_close_later(int fd);
+double gm_close_later_join(void);
+
 /* Writes name into buf as coreutils' sort shows a file name in a message (quotef:
  * gnulib's shell-escape quoting, ':' quoted, the C locale): unchanged when every
  * byte is safe, else in quotes, with $'\n' and $'\ooo' escapes for bytes that are
