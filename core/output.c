@@ -503,13 +503,14 @@ static int reserve_space(int fd, off_t at, off_t len)
 struct reservation {
     int fd;
     off_t at;
-    size_t len;
+    size_t len;       /* the bytes to reserve: grows until final (under lock) */
+    int final;        /* len grows no more (under lock) */
     pthread_mutex_t lock;
     pthread_cond_t grew;
     size_t reserved;  /* bytes reserved from at on (atomic; changed under lock) */
     int err;          /* fallocate's errno: the reserving stopped (under lock) */
     int over;         /* the reserving has ended, whatever it reached (under lock) */
-    int stop;         /* asked to end early (atomic) */
+    int stop;         /* asked to end early (atomic; set under lock) */
     int waiting;      /* threads waiting for a piece (under lock) */
     double time;      /* inside fallocate */
 };
@@ -520,6 +521,7 @@ static void reservation_init(struct reservation *v, int fd, off_t at, size_t len
     v->fd = fd;
     v->at = at;
     v->len = len;
+    v->final = 1;
     v->reserved = reserved;
     pthread_mutex_init(&v->lock, NULL);
     pthread_cond_init(&v->grew, NULL);
@@ -531,15 +533,28 @@ static void reservation_destroy(struct reservation *v)
     pthread_mutex_destroy(&v->lock);
 }
 
-/* Reserves up to len, an error, or a stop. A piece refused for want of space is
- * tried again in halves down to a page, so that a full file system ends the
- * reservation within a page of the space there was. */
+/* Reserves up to len (waiting for it to grow until it is final), an error, or a
+ * stop. A piece refused for want of space is tried again in halves down to a
+ * page, so that a full file system ends the reservation within a page of the
+ * space there was. */
 static void reservation_run(struct reservation *v)
 {
-    double t0 = gm_now();
+    double t0 = gm_now(), waited = 0;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), piece = RESERVE_PIECE;
-    for (size_t done = v->reserved; done < v->len && !__atomic_load_n(&v->stop, __ATOMIC_RELAXED);) {
-        size_t n = v->len - done < piece ? v->len - done : piece;
+    for (size_t done = v->reserved;;) {
+        pthread_mutex_lock(&v->lock);
+        if (done >= v->len && !v->final && !__atomic_load_n(&v->stop, __ATOMIC_RELAXED)) {
+            double w0 = gm_now();
+            while (done >= v->len && !v->final && !__atomic_load_n(&v->stop, __ATOMIC_RELAXED))
+                pthread_cond_wait(&v->grew, &v->lock);
+            waited += gm_now() - w0;
+        }
+        size_t len = v->len;
+        int stop = __atomic_load_n(&v->stop, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&v->lock);
+        if (stop || done >= len)
+            break;
+        size_t n = len - done < piece ? len - done : piece;
         int e = reserve_space(v->fd, v->at + (off_t)done, (off_t)n);
         if (e == ENOSPC && n > page) {
             piece = (n / 2 + page - 1) / page * page;
@@ -560,7 +575,30 @@ static void reservation_run(struct reservation *v)
     v->over = 1;
     pthread_cond_broadcast(&v->grew);
     pthread_mutex_unlock(&v->lock);
-    v->time = gm_now() - t0;
+    v->time = gm_now() - t0 - waited;
+}
+
+/* Lets the reservation reach bytes (no further than cap), and with final no
+ * further at all. */
+static void reservation_grow(struct reservation *v, size_t bytes, size_t cap, int final)
+{
+    pthread_mutex_lock(&v->lock);
+    bytes = bytes < cap ? bytes : cap;
+    if (bytes > v->len)
+        v->len = bytes;
+    if (final)
+        v->final = 1;
+    pthread_cond_broadcast(&v->grew);
+    pthread_mutex_unlock(&v->lock);
+}
+
+/* Asks the reserving to end early, waking it where it waits for len to grow. */
+static void reservation_stop(struct reservation *v)
+{
+    pthread_mutex_lock(&v->lock);
+    __atomic_store_n(&v->stop, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&v->grew);
+    pthread_mutex_unlock(&v->lock);
 }
 
 /* Waits until the first end bytes are reserved: 1, or 0 when the reserving ended
@@ -580,11 +618,12 @@ static int reservation_wait(struct reservation *v, size_t end)
 }
 
 /* Reserving ahead. The GPU's text path knows how long its output can be before
- * it has a byte of it (no longer than the text it read), so the output's space is
- * reserved from the start on a thread of its own, and a few threads fault its
- * pages into one mapping behind the reservation: the allocation and zeroing of
- * the file's pages, most of the cost of writing a tmpfs file, then overlap CUDA's
- * start-up and the device's work instead of following them. The text's chunks are
+ * it has a byte of it (no longer than the text it read, or has read so far from a
+ * pipe), so the output's space is reserved from the start on a thread of its own,
+ * and a few threads fault its pages into one mapping behind the reservation: the
+ * allocation and zeroing of the file's pages, most of the cost of writing a tmpfs
+ * file, then overlap the read, CUDA's start-up and the device's work instead of
+ * following them. The text's chunks are
  * copied into that mapping. Touching is done piece by piece: a piece is taken
  * either by a toucher (a locked add of zero to each page, which faults it in
  * writable and changes no byte) or by the copy, never by both at once. */
@@ -595,6 +634,7 @@ struct gm_ahead {
     char *base;       /* the mapping, from the page holding v.at */
     size_t size;
     char *dst;        /* v.at's byte in it */
+    size_t cap;       /* the most the reservation may reach: the mapping's bytes from dst */
     pthread_t reserver;
     pthread_t touchers[MAX_TOUCHERS];
     int ntouchers;
@@ -617,9 +657,13 @@ static void *ahead_touch(void *arg)
         int k = __atomic_fetch_add(&a->next, 1, __ATOMIC_RELAXED);
         if (k >= a->npieces || __atomic_load_n(&a->v.stop, __ATOMIC_RELAXED))
             break;
-        size_t lo = (size_t)k * TOUCH_PIECE, hi = lo + TOUCH_PIECE < a->v.len ? lo + TOUCH_PIECE : a->v.len;
-        if (!reservation_wait(&a->v, hi))
-            break;
+        size_t lo = (size_t)k * TOUCH_PIECE, hi = lo + TOUCH_PIECE < a->cap ? lo + TOUCH_PIECE : a->cap;
+        if (!reservation_wait(&a->v, hi)) { /* the reserving ended short of it */
+            size_t got = __atomic_load_n(&a->v.reserved, __ATOMIC_ACQUIRE);
+            if (got <= lo)
+                break;
+            hi = got;
+        }
         int free_piece = PIECE_FREE;
         if (!__atomic_compare_exchange_n(&a->piece[k], &free_piece, PIECE_TOUCHING, 0,
                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -656,7 +700,7 @@ static void ahead_end(gm_writer *w)
     struct gm_ahead *a = w->ahead;
     if (!a)
         return;
-    __atomic_store_n(&a->v.stop, 1, __ATOMIC_RELAXED);
+    reservation_stop(&a->v);
     pthread_join(a->reserver, NULL);
     for (int i = 0; i < a->ntouchers; i++)
         pthread_join(a->touchers[i], NULL);
@@ -697,8 +741,13 @@ static int region_open(struct region *r, gm_writer *w, size_t len)
     memset(r, 0, sizeof *r);
     r->len = len;
     struct gm_ahead *a = w->ahead;
-    if (a && !__atomic_load_n(&a->v.err, __ATOMIC_RELAXED) && at >= a->v.at &&
-        (size_t)(at - a->v.at) + len <= a->v.len) {
+    int fits = 0;
+    if (a) {
+        pthread_mutex_lock(&a->v.lock);
+        fits = !a->v.err && at >= a->v.at && (size_t)(at - a->v.at) + len <= a->v.len;
+        pthread_mutex_unlock(&a->v.lock);
+    }
+    if (fits) {
         r->v = &a->v;
         r->ahead = a;
         r->off = (size_t)(at - a->v.at);
@@ -915,19 +964,19 @@ static int writer_begin(gm_writer *w, gm_status *st)
     return GM_OK;
 }
 
-int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
+int gm_writer_ahead_open(gm_writer *w, uint64_t most, gm_status *st)
 {
-    if (w->file->kind != GM_OUTFILE_REPLACE || bytes == 0 || w->ahead)
+    if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead)
         return GM_OK;
     int rc = writer_begin(w, st);
     if (rc || !w->map)
         return rc;
     struct gm_ahead *a = calloc(1, sizeof *a);
-    int npieces = (int)((bytes + TOUCH_PIECE - 1) / TOUCH_PIECE);
+    int npieces = (int)((most + TOUCH_PIECE - 1) / TOUCH_PIECE);
     int *piece = calloc((size_t)npieces, sizeof *piece);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t skip = (size_t)w->bytes % page;
-    char *base = a && piece ? mmap(NULL, skip + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
+    char *base = a && piece ? mmap(NULL, skip + most, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
                                    (off_t)w->bytes - (off_t)skip)
                             : MAP_FAILED;
     if (base == MAP_FAILED) { /* the writing reserves and maps as it goes */
@@ -936,11 +985,13 @@ int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
         return GM_OK;
     }
     a->base = base;
-    a->size = skip + bytes;
+    a->size = skip + most;
     a->dst = base + skip;
+    a->cap = (size_t)most;
     a->piece = piece;
     a->npieces = npieces;
-    reservation_init(&a->v, w->fd, (off_t)w->bytes, (size_t)bytes, 0);
+    reservation_init(&a->v, w->fd, (off_t)w->bytes, 0, 0);
+    a->v.final = 0;
     if (gm_thread_start(&a->reserver, ahead_reserve, a) != 0) {
         reservation_destroy(&a->v);
         munmap(base, a->size);
@@ -955,6 +1006,19 @@ int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
         if (gm_thread_start(&a->touchers[a->ntouchers], ahead_touch, a) == 0)
             a->ntouchers++;
     return GM_OK;
+}
+
+void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final)
+{
+    if (w->ahead)
+        reservation_grow(&w->ahead->v, (size_t)bytes, w->ahead->cap, final);
+}
+
+int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
+{
+    int rc = gm_writer_ahead_open(w, bytes, st);
+    gm_writer_ahead_grow(w, bytes, 1);
+    return rc;
 }
 
 void gm_writer_ahead_end(gm_writer *w)

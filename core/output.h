@@ -98,6 +98,13 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
  * then). Returns GM_OK, or an error of the output's first byte (as gm_writer_put). */
 int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st);
 
+/* The same for an output whose length is learnt as the input is read (a pipe):
+ * gm_writer_ahead_open maps room for at most most bytes and reserves nothing yet;
+ * each gm_writer_ahead_grow lets the reservation reach bytes, the last one with
+ * final set. */
+int gm_writer_ahead_open(gm_writer *w, uint64_t most, gm_status *st);
+void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final);
+
 /* Ends the reserving ahead (its threads stopped and joined): for a caller that
  * hands the writer keys instead of the text it reserved for. What was reserved
  * stays reserved. gm_writer_finish ends it too. */

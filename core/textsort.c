@@ -178,7 +178,8 @@ static void *touch_ahead(void *arg)
  * with the reason in st, when the text outgrows limit or no GPU turns out to be
  * usable (the bytes read stay at the spans, for give_back); or an error. */
 static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f, int nins,
-                        int nthreads, uint64_t limit, char *text, uint64_t *len, gm_status *st)
+                        int nthreads, uint64_t limit, char *text, uint64_t *len, gm_writer *w,
+                        gm_status *st)
 {
     enum { STREAM_READ = 16 << 20 };
     struct toucher t = { text, limit, 0, 0 };
@@ -222,6 +223,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             at += (uint64_t)got;
             f[i].size += got;
             __atomic_store_n(&t.at, at, __ATOMIC_RELEASE);
+            gm_writer_ahead_grow(w, at + (uint64_t)i + 1, 0); /* an eol each may be added */
         }
     }
     __atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
@@ -399,8 +401,11 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         text = gm_buf_alloc(limit + (uint64_t)nins + 16, "reading", st);
         rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         gm_trace_push("read");
+        /* The output is no longer than the text: its space is reserved as it comes. */
         if (!rc)
-            rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, st);
+            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, st);
+        if (!rc)
+            rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, w, st);
         gm_trace_pop();
         if (rc == GM_ETEXT && text)
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", st->msg);
@@ -427,7 +432,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         rc = GM_ETEXT;
     }
     if (!rc && streams)
-        rc = gm_writer_ahead(w, len, st);
+        gm_writer_ahead_grow(w, len, 1);
     if (!rc)
         rc = sort_on_gpu(cfg, ins, f, nins, nthreads, text, len, why, w, stats, st);
     if (rc == GM_ETEXT) /* the CPU's path hands the writer keys */

@@ -450,7 +450,8 @@ Test(output, int32_every_length)
 
 /* Space reserved ahead (gm_writer_ahead, as the GPU's text path does while it
  * reads and CUDA starts): more than the output needs, less, or refused by the file
- * system (forced); at 4 and 16 threads (one and four threads faulting pages in);
+ * system (forced), or grown as a pipe is read; at 4 and 16 threads (one and four
+ * threads faulting pages in);
  * text in chunks of odd sizes, so that they start and end inside a page and a
  * piece; and keys after it, with the reserving ended first (the text path's
  * fall-back to the CPU) or not. The file holds exactly the output. */
@@ -468,7 +469,7 @@ Test(output, reserve_ahead_then_write)
     const char *tail = "-5\n0\n42\n";
     for (int map = 1; map <= 2; map++)
         for (int threads = 4; threads <= 16; threads += 12)
-            for (int a = 0; a < 4; a++)
+            for (int a = 0; a < 5; a++)
                 for (int then = 0; then < 3; then++) { /* text; keys; end, keys */
                     gm_output_test_map(map);
                     gm_output out;
@@ -476,7 +477,15 @@ Test(output, reserve_ahead_then_write)
                     gm_writer w;
                     cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
                     gm_writer_init(&w, &out, 0, threads);
-                    cr_assert_eq(gm_writer_ahead(&w, ahead[a], &st), GM_OK, "%s", st.msg);
+                    if (a < 4) {
+                        cr_assert_eq(gm_writer_ahead(&w, ahead[a], &st), GM_OK, "%s", st.msg);
+                    } else { /* room for more than comes, grown a piece at a time */
+                        cr_assert_eq(gm_writer_ahead_open(&w, 5 * len, &st), GM_OK, "%s",
+                                     st.msg);
+                        for (size_t got = 0; got < len; got += 999999)
+                            gm_writer_ahead_grow(&w, got, 0);
+                        gm_writer_ahead_grow(&w, len, 1);
+                    }
                     for (size_t at = 0, i = 0; at < len; i++) {
                         size_t n = steps[i % 5] < len - at ? steps[i % 5] : len - at;
                         cr_assert_eq(gm_writer_put_text(&w, text + at, n, &st), GM_OK, "%s",
