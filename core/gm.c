@@ -104,10 +104,11 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     if (s->mapped && s->ahead > 0)
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
-               "on the pool: copy into the mapping, fallocate, mmap and munmap %.3f s; "
-               "before them: the output's space reserved ahead on a thread of its own "
-               "(fallocate %.3f s, its pages faulted in behind it), overlapped",
-               s->write, s->finish, s->write_syscalls, s->ahead);
+               "on the pool: format into the mapping %.3f s a thread (page faults included), "
+               "copies, fallocate, mmap and munmap %.3f s; before them, overlapped: the "
+               "output's space reserved ahead on a thread of its own (fallocate %.3f s)%s",
+               s->write, s->finish, s->format, s->write_syscalls, s->ahead,
+               s->touchers ? ", its pages faulted in behind it" : "");
     else if (s->mapped)
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: format and write %.3f s, finish %.3f s (close, rename); within them, "

@@ -584,7 +584,7 @@ static void reservation_grow(struct reservation *v, size_t bytes, size_t cap, in
 {
     pthread_mutex_lock(&v->lock);
     bytes = bytes < cap ? bytes : cap;
-    if (bytes > v->len)
+    if (bytes > v->len && !v->final)
         v->len = bytes;
     if (final)
         v->final = 1;
@@ -708,6 +708,7 @@ static void ahead_end(gm_writer *w)
     munmap(a->base, a->size);
     w->stats.write += gm_now() - t0;
     w->stats.ahead += a->v.time;
+    w->stats.touchers = a->ntouchers > w->stats.touchers ? a->ntouchers : w->stats.touchers;
     if (a->v.reserved > 0) {
         w->extended = 1;
         w->reserved_end = (int64_t)a->v.at + (int64_t)a->v.reserved;
@@ -964,8 +965,18 @@ static int writer_begin(gm_writer *w, gm_status *st)
     return GM_OK;
 }
 
-int gm_writer_ahead_open(gm_writer *w, uint64_t most, gm_status *st)
+/* Starts touchers until there are n (at most MAX_TOUCHERS). */
+static void ahead_touchers(struct gm_ahead *a, int n)
 {
+    while (a->ntouchers < n && a->ntouchers < MAX_TOUCHERS &&
+           gm_thread_start(&a->touchers[a->ntouchers], ahead_touch, a) == 0)
+        a->ntouchers++;
+}
+
+int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st)
+{
+    if (w->ahead)
+        ahead_touchers(w->ahead, touchers);
     if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead)
         return GM_OK;
     int rc = writer_begin(w, st);
@@ -1000,11 +1011,7 @@ int gm_writer_ahead_open(gm_writer *w, uint64_t most, gm_status *st)
         return GM_OK;
     }
     w->ahead = a;
-    /* a quarter of the threads: the rest read the input meanwhile */
-    int want = w->nthreads / 4 < MAX_TOUCHERS ? w->nthreads / 4 : MAX_TOUCHERS;
-    for (int i = 0; i < want; i++)
-        if (gm_thread_start(&a->touchers[a->ntouchers], ahead_touch, a) == 0)
-            a->ntouchers++;
+    ahead_touchers(a, touchers);
     return GM_OK;
 }
 
@@ -1014,10 +1021,12 @@ void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final)
         reservation_grow(&w->ahead->v, (size_t)bytes, w->ahead->cap, final);
 }
 
-int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st)
+int gm_writer_ahead(gm_writer *w, uint64_t bytes, int touchers, gm_status *st)
 {
-    int rc = gm_writer_ahead_open(w, bytes, st);
-    gm_writer_ahead_grow(w, bytes, 1);
+    int began = w->ahead != NULL;
+    int rc = gm_writer_ahead_open(w, bytes, touchers, st);
+    if (!began) /* one that runs already keeps its length */
+        gm_writer_ahead_grow(w, bytes, 1);
     return rc;
 }
 

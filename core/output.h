@@ -41,6 +41,7 @@ typedef struct gm_output_stats {
     double format_cpu; /* formatting, summed over threads */
     double write;      /* inside write(2) */
     double ahead;      /* inside fallocate, reserving ahead on a thread of its own */
+    int touchers;      /* threads faulting the reserved pages in behind it */
 } gm_output_stats;
 
 /* Formats keys (canonical decimal, one per line; with unique, the first of each
@@ -87,22 +88,23 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
  * output. Returns as gm_output_write. */
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
 
-/* Reserves the space of the next bytes of output ahead of the text that will fill
- * it, where the output goes through the mapping into a temporary file (a target
+/* Reserves the space of the next bytes of output ahead of what will fill it,
+ * where the output goes through the mapping into a temporary file (a target
  * written in place is not touched before its first byte, so nothing is done for
- * it): fallocate on a thread of its own and a quarter of the writer's threads
- * faulting the pages in behind it, while the caller goes on (the GPU's text path
- * reads, waits for CUDA and sorts meanwhile). Text handed to gm_writer_put_text
- * then lands in those pages. A reservation that fails is not an error (the output
+ * it): fallocate on a thread of its own, and touchers threads faulting the pages
+ * into one mapping behind it, while the caller goes on reading, parsing and
+ * sorting (the GPU's text path: reading and waiting for CUDA). What is written
+ * next lands in those pages. A reservation that fails is not an error (the output
  * may need less; the writing reserves as it goes, and reports a full file system
- * then). Returns GM_OK, or an error of the output's first byte (as gm_writer_put). */
-int gm_writer_ahead(gm_writer *w, uint64_t bytes, gm_status *st);
+ * then). Where one already runs, it only gains touchers. Returns GM_OK, or an
+ * error of the output's first byte (as gm_writer_put). */
+int gm_writer_ahead(gm_writer *w, uint64_t bytes, int touchers, gm_status *st);
 
 /* The same for an output whose length is learnt as the input is read (a pipe):
  * gm_writer_ahead_open maps room for at most most bytes and reserves nothing yet;
  * each gm_writer_ahead_grow lets the reservation reach bytes, the last one with
- * final set. */
-int gm_writer_ahead_open(gm_writer *w, uint64_t most, gm_status *st);
+ * final set (a reservation made final does not grow). */
+int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st);
 void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final);
 
 /* Ends the reserving ahead (its threads stopped and joined): for a caller that

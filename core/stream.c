@@ -39,6 +39,8 @@ enum {
     WARM_LINE_BYTES = 4,           /* bytes a line, for the keys a size may hold: a short
                                     * count errs toward starting CUDA, which costs a
                                     * thread during a run long enough to hide it */
+    AHEAD_TOUCHERS = 0,            /* threads faulting the output's pages in ahead: the
+                                    * CPU's threads are busy parsing and sorting then */
 };
 
 size_t gm_default_budget(void)
@@ -913,6 +915,10 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         s.w = &w;
         if (!rc && op == GM_OP_MERGE)
             rc = spool_aliases(&s, &out, spooled, st);
+        /* The output is no longer than the regular inputs: its space is reserved
+         * on a thread of its own while they are read, parsed and sorted. */
+        if (!rc && regular_bytes > 0)
+            rc = gm_writer_ahead(&w, regular_bytes, AHEAD_TOUCHERS, st);
     }
     gm_trace_pop();
     stats->open += gm_now() - opening;
@@ -956,6 +962,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         stats->format = w.stats.format_cpu / s.nthreads;
         stats->write_syscalls = w.stats.write;
         stats->ahead = w.stats.ahead;
+        stats->touchers = w.stats.touchers;
         stats->mapped = w.map;
     }
     double a = gm_now();

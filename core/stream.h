@@ -63,6 +63,7 @@ typedef struct gm_stream_stats {
     double write_syscalls;/* inside write(2), on whichever thread; through the mapping:
                            * inside fallocate, mmap and munmap */
     double ahead;         /* reserving the output's space ahead, on a thread of its own */
+    int touchers;         /* threads faulting its pages in behind it */
     int mapped;           /* the output went through the writer's shared mapping */
     int teardown_begun;   /* CUDA's teardown began before the output's finish */
     int runs;             /* sorted runs spilled (sort chunks, merge batches) */

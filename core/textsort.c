@@ -278,6 +278,13 @@ static int give_back(gm_input *ins, const struct file_span *f, int nins, char **
     return GM_OK;
 }
 
+/* The threads that fault the output's pages in while the text is read and CUDA
+ * starts: a quarter (the rest read the input meanwhile). */
+static int text_touchers(int nthreads)
+{
+    return nthreads / 4;
+}
+
 /* Sorts the text on the GPU, once CUDA's start-up is over, into the writer. */
 static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_span *f,
                        int nins, int nthreads, char *text, uint64_t len, const char *why,
@@ -403,7 +410,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         gm_trace_push("read");
         /* The output is no longer than the text: its space is reserved as it comes. */
         if (!rc)
-            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, st);
+            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, text_touchers(nthreads), st);
         if (!rc)
             rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, w, st);
         gm_trace_pop();
@@ -413,7 +420,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
         /* The output is no longer than the text: its space is reserved meanwhile. */
-        rc = gm_writer_ahead(w, total, st);
+        rc = gm_writer_ahead(w, total, text_touchers(nthreads), st);
         text = rc ? NULL : gm_buf_alloc(total + 16, "reading", st);
         rc = rc ? rc : text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         for (int i = 0; i < nins; i++) {

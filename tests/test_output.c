@@ -478,9 +478,9 @@ Test(output, reserve_ahead_then_write)
                     cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
                     gm_writer_init(&w, &out, 0, threads);
                     if (a < 4) {
-                        cr_assert_eq(gm_writer_ahead(&w, ahead[a], &st), GM_OK, "%s", st.msg);
+                        cr_assert_eq(gm_writer_ahead(&w, ahead[a], threads / 4, &st), GM_OK, "%s", st.msg);
                     } else { /* room for more than comes, grown a piece at a time */
-                        cr_assert_eq(gm_writer_ahead_open(&w, 5 * len, &st), GM_OK, "%s",
+                        cr_assert_eq(gm_writer_ahead_open(&w, 5 * len, threads / 4, &st), GM_OK, "%s",
                                      st.msg);
                         for (size_t got = 0; got < len; got += 999999)
                             gm_writer_ahead_grow(&w, got, 0);
@@ -526,7 +526,7 @@ Test(output, reserve_ahead_then_abort)
     gm_writer w;
     cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
     gm_writer_init(&w, &out, 0, 16);
-    cr_assert_eq(gm_writer_ahead(&w, 64u << 20, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_writer_ahead(&w, 64u << 20, 4, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
     gm_output_abort(&out);
     cr_assert(access(path, F_OK) != 0, "no output file");
