@@ -135,7 +135,8 @@ static void same_as_sort(const char *dir, const char *sub, const char *args,
 }
 
 /* -o files on four threads, written through the shared mapping whatever the
- * cores: a sort in one chunk, a merge in many rounds, -r, -u, -z, and in place. */
+ * cores: a sort in one chunk, an external sort, a file and a pipe, a merge in many
+ * rounds, -r, -u, -z, and in place. */
 Test(cli, output_through_the_mapping, .timeout = 300)
 {
     rng r;
@@ -150,6 +151,10 @@ Test(cli, output_through_the_mapping, .timeout = 300)
     same_as_sort(dir, "sort", "--parallel=4 in -o out && cat out", "-n in");
     same_as_sort(dir, "sort", "--parallel=4 -r -u in -o out && cat out", "-n -r -u in");
     same_as_sort(dir, "sort", "--parallel=4 -z -o out0 < in0 && cat out0", "-n -z < in0");
+    /* reserved ahead for the whole output while temporary runs are made; and for
+     * the regular input only, the pipe's lines going past the reservation */
+    same_as_sort(dir, "sort", "--parallel=4 -S 1M in -o out && cat out", "-n in");
+    same_as_sort(dir, "sort", "--parallel=4 b - -o out < in && cat out", "-n b in");
     same_as_sort(dir, "merge", "--parallel=4 -S 1M a b -o out && cat out", "-m -n a b");
     /* b has another link: written in place, after being spooled as an input */
     same_as_sort(dir, "merge", "--parallel=4 -u -S 1M a b -o b && cat b2",
