@@ -54,9 +54,10 @@ int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
  * the start-up has begun (by this call or an earlier one), else 0. */
 int gm_engine_warm(const gm_config *cfg, gm_op op, int64_t keys, int nthreads);
 
-/* gm_engine_warm for a sort that reads a pipe whole for the text path: auto
- * begins CUDA's start-up once the bytes read so far make the text path beat the
- * CPU (gm_engine_text_path's test). Returns 1 when the start-up has begun. */
+/* gm_engine_warm for a sort the text path may take, bytes of text long: files
+ * whose sizes are known, or a pipe read whole, as its bytes arrive. Auto begins
+ * CUDA's start-up once bytes make the text path beat the CPU (gm_engine_text_path's
+ * test). Returns 1 when the start-up has begun. */
 int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads);
 
 /* --device=gpu's early failure: the result of the start-up gm_engine_warm began
