@@ -203,7 +203,19 @@ static void text_estimates(uint64_t bytes, int nthreads, double *cpu_t, double *
              n / rate.gpu_sort;
 }
 
-int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads)
+/* What is left of CUDA's start-up: all of it before the warm start, nothing once
+ * the probe is over, else the part not yet elapsed. */
+static double start_left(void)
+{
+    if (warm_began < 0)
+        return rate.gpu_start;
+    if (gm_gpu_probe_done())
+        return 0;
+    double left = rate.gpu_start - (gm_now() - warm_began);
+    return left > 0 ? left : 0;
+}
+
+int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int growing, int nthreads)
 {
     if (warm_began >= 0)
         return 1;
@@ -211,7 +223,9 @@ int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads)
         return gm_engine_warm(cfg, GM_OP_SORT, -1, nthreads);
     double cpu_t, gpu_t;
     text_estimates(bytes, nthreads, &cpu_t, &gpu_t);
-    return cpu_t < rate.gpu_start + gpu_t ? 0 : begin_warm();
+    /* A pipe's bytes so far: the rest of its read hides the other half. */
+    double start = growing ? rate.gpu_start / 2 : rate.gpu_start;
+    return cpu_t < start + gpu_t ? 0 : begin_warm();
 }
 
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
@@ -220,11 +234,11 @@ int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char
     why[0] = 0;
     if (cfg->device == GM_DEVICE_CPU)
         return 0;
-    double cpu_t, gpu_t;
+    double cpu_t, gpu_t, start = start_left();
     text_estimates(bytes, nthreads, &cpu_t, &gpu_t);
-    if (cfg->device == GM_DEVICE_AUTO && cpu_t < rate.gpu_start + gpu_t) {
-        snprintf(why, size, "auto: cpu estimate %.3f s, gpu text path %.3f s with start-up",
-                 cpu_t, rate.gpu_start + gpu_t);
+    if (cfg->device == GM_DEVICE_AUTO && cpu_t < start + gpu_t) {
+        snprintf(why, size, "auto: cpu estimate %.3f s, gpu text path %.3f s with what is "
+                 "left of the start-up", cpu_t, start + gpu_t);
         return 0;
     }
     if (cfg->device == GM_DEVICE_GPU) {
@@ -241,8 +255,8 @@ int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char
         snprintf(why, size, "auto: %.200s", st.msg);
         return 0;
     }
-    snprintf(why, size, "auto: gpu text path estimate %.3f s with start-up, cpu %.3f s",
-             rate.gpu_start + gpu_t, cpu_t);
+    snprintf(why, size, "auto: gpu text path estimate %.3f s with what is left of the "
+             "start-up, cpu %.3f s", start + gpu_t, cpu_t);
     return 1;
 }
 

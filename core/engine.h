@@ -55,10 +55,11 @@ int64_t gm_engine_max_chunk(const gm_config *cfg, gm_width width);
 int gm_engine_warm(const gm_config *cfg, gm_op op, int64_t keys, int nthreads);
 
 /* gm_engine_warm for a sort the text path may take, bytes of text long: files
- * whose sizes are known, or a pipe read whole, as its bytes arrive. Auto begins
- * CUDA's start-up once bytes make the text path beat the CPU (gm_engine_text_path's
- * test). Returns 1 when the start-up has begun. */
-int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int nthreads);
+ * whose sizes are known, or (growing) the bytes read so far of a pipe read whole.
+ * Auto begins CUDA's start-up once bytes make the text path beat the CPU
+ * (gm_engine_text_path's test; for a pipe, with half the start-up counted, the
+ * rest of the read hiding the other half). Returns 1 when the start-up has begun. */
+int gm_engine_warm_text(const gm_config *cfg, uint64_t bytes, int growing, int nthreads);
 
 /* --device=gpu's early failure: the result of the start-up gm_engine_warm began
  * (begun here if it was not). With wait, waits for it; without, sets *done to 0
@@ -84,7 +85,9 @@ double gm_engine_release(double *took);
 
 /* Whether a sort of bytes of text, all in memory, takes the GPU's text path
  * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model
- * says the path beats the CPU's read, parse, sort and format, start-up included.
+ * says the path beats the CPU's read, parse, sort and format, counting what is
+ * left of CUDA's start-up (all of it where none began; less where a warm start
+ * has run meanwhile, as it does while a pipe is read).
  * why gets the reason in words, for -v. */
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
                         size_t size);

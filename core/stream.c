@@ -895,7 +895,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (!rc && !s.warm && op == GM_OP_SORT && s.total_bytes > 0 &&
         regular_bytes <= s.budget / 2) {
         /* the text path will take the sort or leave it: the same test, made now */
-        s.warm = gm_engine_warm_text(cfg, regular_bytes, s.nthreads);
+        s.warm = gm_engine_warm_text(cfg, regular_bytes, 0, s.nthreads);
     } else if (!rc && !s.warm && s.total_bytes > 0) {
         int64_t bytes = s.total_bytes;
         if (op == GM_OP_MERGE && (int64_t)merge_mem < bytes)

@@ -195,7 +195,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
         }
         for (;;) {
             if (cfg->device == GM_DEVICE_AUTO)
-                gm_engine_warm_text(cfg, at, nthreads);
+                gm_engine_warm_text(cfg, at, 1, nthreads);
             gm_status probe;
             if (gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK) {
                 /* no GPU after all: stop reading (the pipe may never end) */
