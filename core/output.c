@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -973,11 +974,20 @@ static void ahead_touchers(struct gm_ahead *a, int n)
         a->ntouchers++;
 }
 
+/* Whether the address space is limited (ulimit -v): the ahead mapping, as large as
+ * the output, would take room the budget counts on for the data. */
+static int address_space_limited(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
 int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st)
 {
     if (w->ahead)
         ahead_touchers(w->ahead, touchers);
-    if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead)
+    if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead ||
+        address_space_limited())
         return GM_OK;
     int rc = writer_begin(w, st);
     if (rc || !w->map)

@@ -96,8 +96,9 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
  * sorting (the GPU's text path: reading and waiting for CUDA). What is written
  * next lands in those pages. A reservation that fails is not an error (the output
  * may need less; the writing reserves as it goes, and reports a full file system
- * then). Where one already runs, it only gains touchers. Returns GM_OK, or an
- * error of the output's first byte (as gm_writer_put). */
+ * then). Where one already runs, it only gains touchers. Nothing is done under a
+ * limit on the address space (ulimit -v), which the mapping would eat into.
+ * Returns GM_OK, or an error of the output's first byte (as gm_writer_put). */
 int gm_writer_ahead(gm_writer *w, uint64_t bytes, int touchers, gm_status *st);
 
 /* The same for an output whose length is learnt as the input is read (a pipe):

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -512,6 +513,41 @@ Test(output, reserve_ahead_then_write)
     unlink(path);
     rmdir(dir);
     free(text);
+    free(dir);
+    free(path);
+}
+
+/* Under a limit on the address space (ulimit -v) nothing is reserved ahead: the
+ * mapping, as large as the output, would take room the budget counts on (a limit
+ * just below infinity here, so that nothing else is limited). */
+Test(output, no_reserving_ahead_under_an_address_space_limit)
+{
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_AS, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY)
+        cr_skip_test("an address space limit is set already");
+    rl.rlim_cur = RLIM_INFINITY - 1;
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    gm_output out;
+    gm_status st;
+    gm_writer w;
+    gm_output_test_map(1);
+    cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+    gm_writer_init(&w, &out, 0, 16);
+    cr_assert_eq(gm_writer_ahead(&w, 1u << 20, 4, &st), GM_OK, "%s", st.msg);
+    cr_assert_null(w.ahead, "nothing reserved ahead");
+    cr_assert_eq(gm_writer_put_text(&w, "1\n2\n", 4, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+    gm_output_test_map(0);
+    size_t len;
+    char *got = read_file(path, &len);
+    cr_assert_eq(len, 4);
+    cr_assert(memcmp(got, "1\n2\n", 4) == 0);
+    free(got);
+    unlink(path);
+    rmdir(dir);
     free(dir);
     free(path);
 }
