@@ -458,7 +458,8 @@ static void format_worker(void *ctx, int task)
  * more format: each chunk's text length is counted first (block by block, on all
  * threads), the file is extended by exactly that much with fallocate, so that
  * every page the mapping touches is reserved (a full file system is ENOSPC from
- * fallocate, never a SIGBUS from a page fault), the new region is mapped, and the
+ * fallocate, never a SIGBUS from a page fault; space reserved ahead, below, counts),
+ * the new region is mapped (or found in the mapping reserved ahead), and the
  * threads format their blocks straight into it: no copy through write(2) and no
  * single writer. Where fallocate is not supported, or the mapping fails, the
  * output goes on through write(2) from where it is. On two cores the page faults
@@ -618,16 +619,16 @@ static int reservation_wait(struct reservation *v, size_t end)
     return ok;
 }
 
-/* Reserving ahead. The GPU's text path knows how long its output can be before
- * it has a byte of it (no longer than the text it read, or has read so far from a
- * pipe), so the output's space is reserved from the start on a thread of its own,
- * and a few threads fault its pages into one mapping behind the reservation: the
- * allocation and zeroing of the file's pages, most of the cost of writing a tmpfs
- * file, then overlap the read, CUDA's start-up and the device's work instead of
- * following them. The text's chunks are
- * copied into that mapping. Touching is done piece by piece: a piece is taken
- * either by a toucher (a locked add of zero to each page, which faults it in
- * writable and changes no byte) or by the copy, never by both at once. */
+/* Reserving ahead. A run knows how long its output can be before it has a byte of
+ * it (no longer than the regular inputs, or than the text a pipe has given so far),
+ * so the output's space is reserved from the start on a thread of its own and, on
+ * the GPU's text path, a few threads fault its pages into one mapping behind the
+ * reservation: the allocation and zeroing of the file's pages, most of the cost of
+ * writing a tmpfs file, then overlap the read, the parse and the sort (or CUDA's
+ * start-up and the device's work) instead of following them. The output's chunks
+ * land in that mapping. Touching is done piece by piece: a piece is taken either by
+ * a toucher (a locked add of zero to each page, which faults it in writable and
+ * changes no byte) or by the writing, never by both at once. */
 enum { TOUCH_PIECE = 1 << 20, PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2, MAX_TOUCHERS = 8 };
 
 struct gm_ahead {
