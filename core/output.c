@@ -627,8 +627,7 @@ static int reservation_wait(struct reservation *v, size_t end)
  * writing a tmpfs file, then overlap the read, the parse and the sort (or CUDA's
  * start-up and the device's work) instead of following them. The output's chunks
  * land in that mapping. Touching is done piece by piece: a piece is taken either by
- * a toucher (a locked add of zero to each page, which faults it in writable and
- * changes no byte) or by the writing, never by both at once. */
+ * a toucher (gm_touch_pages) or by the writing, never by both at once. */
 enum { TOUCH_PIECE = 1 << 20, PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2, MAX_TOUCHERS = 8 };
 
 struct gm_ahead {
@@ -654,7 +653,6 @@ static void *ahead_reserve(void *arg)
 static void *ahead_touch(void *arg)
 {
     struct gm_ahead *a = arg;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (;;) {
         int k = __atomic_fetch_add(&a->next, 1, __ATOMIC_RELAXED);
         if (k >= a->npieces || __atomic_load_n(&a->v.stop, __ATOMIC_RELAXED))
@@ -670,10 +668,7 @@ static void *ahead_touch(void *arg)
         if (!__atomic_compare_exchange_n(&a->piece[k], &free_piece, PIECE_TOUCHING, 0,
                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             continue; /* the copy got there first */
-        /* the first byte of each page the piece reaches */
-        uintptr_t first = ((uintptr_t)(a->dst + lo) + page - 1) / page * page;
-        for (unsigned char *p = (unsigned char *)first; p < (unsigned char *)(a->dst + hi); p += page)
-            __atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
+        gm_touch_pages(a->dst + lo, a->dst + hi);
         __atomic_store_n(&a->piece[k], PIECE_TAKEN, __ATOMIC_RELEASE);
     }
     return NULL;

@@ -162,10 +162,7 @@ static void *touch_ahead(void *arg)
             continue;
         }
 #endif
-        /* An atomic add of zero faults the page in without changing a byte the
-         * reader may be writing at the same time. */
-        for (uintptr_t a = lo; a < hi; a += page)
-            __atomic_fetch_add((char *)a, 0, __ATOMIC_RELAXED);
+        gm_touch_pages((void *)lo, (void *)hi); /* the reader may be writing there */
         done += n;
     }
     return NULL;
@@ -419,7 +416,8 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         char *fit = rc ? NULL : gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
         text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
-        /* The output is no longer than the text: its space is reserved meanwhile. */
+        /* The output is no longer than the text: its space is being reserved
+         * (gm_stream_run began it), and threads fault its pages in meanwhile. */
         rc = gm_writer_ahead(w, total, text_touchers(nthreads), st);
         text = rc ? NULL : gm_buf_alloc(total + 16, "reading", st);
         rc = rc ? rc : text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
