@@ -101,38 +101,34 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
         gm_say(cfg, GM_MSG_VERBOSE, "time: %s %.3f s", what, s->engine);
     if (s->runs > 0)
         gm_say(cfg, GM_MSG_VERBOSE, "time: temporary runs %.3f s (writing and reading)", s->spill);
-    if (s->mapped && s->ahead > 0)
-        gm_say(cfg, GM_MSG_VERBOSE,
-               "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
-               "on the pool: format into the mapping %.3f s a thread (page faults included), "
-               "copies, fallocate, mmap and munmap %.3f s; before them, overlapped: the "
-               "output's space reserved ahead on a thread of its own (fallocate %.3f s)%s",
-               s->write, s->finish, s->format, s->write_syscalls, s->ahead,
-               s->touchers ? ", its pages faulted in behind it" : "");
-    else if (s->mapped)
+    char ahead[160] = "";
+    if (s->ahead > 0)
+        snprintf(ahead, sizeof ahead,
+                 "; before them, overlapped: the output's space reserved ahead on a thread "
+                 "of its own (fallocate %.3f s)%s",
+                 s->ahead, s->touchers ? ", its pages faulted in behind it" : "");
+    if (s->mapped)
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: format and write %.3f s, finish %.3f s (close, rename); within them, "
                "on the pool: format into the mapping %.3f s a thread (its page faults "
-               "included), fallocate, mmap and munmap %.3f s",
-               s->write, s->finish, s->format, s->write_syscalls);
+               "included), copies, fallocate, mmap and munmap %.3f s%s",
+               s->write, s->finish, s->format, s->write_syscalls, ahead);
     else
         gm_say(cfg, GM_MSG_VERBOSE,
                "time: format and write %.3f s, finish %.3f s (the last blocks, close, rename); "
                "within them, on the pool and the writer thread: format %.3f s a thread, "
                "write(2) %.3f s",
                s->write, s->finish, s->format, s->write_syscalls);
+    char began[160] = "";
     if (s->teardown_begun && took > 0)
-        gm_say(cfg, GM_MSG_VERBOSE,
-               "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; waiting for "
-               "CUDA's teardown and a replaced output's release %.3f s: the teardown took "
-               "%.3f s, begun in the background when the device's work was over, overlapped "
-               "with finishing the output)",
-               s->cleanup + teardown, s->cleanup, teardown, took);
-    else
-        gm_say(cfg, GM_MSG_VERBOSE,
-               "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; CUDA "
-               "teardown and a replaced output's release %.3f s)",
-               s->cleanup + teardown, s->cleanup, teardown);
+        snprintf(began, sizeof began,
+                 ": the teardown took %.3f s, begun in the background when the device's "
+                 "work was over, overlapped with finishing the output", took);
+    gm_say(cfg, GM_MSG_VERBOSE,
+           "time: clean-up %.3f s (closing the inputs, freeing buffers %.3f s; %s and a "
+           "replaced output's release %.3f s%s)",
+           s->cleanup + teardown, s->cleanup, began[0] ? "waiting for CUDA's teardown"
+                                                       : "CUDA teardown", teardown, began);
     gm_say(cfg, GM_MSG_VERBOSE,
            "time: total %.3f s in the process (the stages above %.3f s, the rest %.3f s)",
            total, stages, total - stages);

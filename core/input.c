@@ -254,10 +254,10 @@ static void swap_terminators(char *p, size_t n)
         p[i] = p[i] == '\0' ? '\n' : p[i] == '\n' ? '\0' : p[i];
 }
 
-/* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
- * an error code with rd->st set. */
 static void release_prefix(gm_input *in);
 
+/* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
+ * an error code with rd->st set. */
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
 {
     gm_input *in = rd->in;

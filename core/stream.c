@@ -892,18 +892,20 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     }
     /* auto: CUDA's start-up begins now if the inputs' size makes the GPU a
      * candidate for the largest engine call (a pipe's sort asks again as it reads) */
-    if (!rc && !s.warm && op == GM_OP_SORT && s.total_bytes > 0 &&
-        regular_bytes <= s.budget / 2) {
-        /* the text path will take the sort or leave it: the same test, made now */
-        s.warm = gm_engine_warm_text(cfg, regular_bytes, 0, s.nthreads);
-    } else if (!rc && !s.warm && s.total_bytes > 0) {
-        int64_t bytes = s.total_bytes;
-        if (op == GM_OP_MERGE && (int64_t)merge_mem < bytes)
-            bytes = (int64_t)merge_mem; /* a round holds at most this much */
-        int64_t keys = bytes / WARM_LINE_BYTES, chunk = gm_sort_chunk_keys(s.budget, GM_I32);
-        if (op == GM_OP_SORT && keys > chunk)
-            keys = chunk;
-        s.warm = gm_engine_warm(cfg, op, keys, s.nthreads);
+    if (!rc && !s.warm && s.total_bytes > 0) {
+        if (op == GM_OP_SORT && regular_bytes <= s.budget / 2) {
+            /* the text path will take the sort or leave it: the same test, made now */
+            s.warm = gm_engine_warm_text(cfg, regular_bytes, 0, s.nthreads);
+        } else {
+            int64_t bytes = s.total_bytes;
+            if (op == GM_OP_MERGE && (int64_t)merge_mem < bytes)
+                bytes = (int64_t)merge_mem; /* a round holds at most this much */
+            int64_t keys = bytes / WARM_LINE_BYTES;
+            int64_t chunk = gm_sort_chunk_keys(s.budget, GM_I32);
+            if (op == GM_OP_SORT && keys > chunk)
+                keys = chunk;
+            s.warm = gm_engine_warm(cfg, op, keys, s.nthreads);
+        }
     }
     gm_output out;
     gm_writer w;
