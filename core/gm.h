@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keys.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,10 @@ typedef struct gm_config {
     size_t buffer_size; /* -S: memory budget in bytes; 0 = chosen from the machine */
     const char *tmpdir; /* -T: temporary files; NULL = $TMPDIR, else /tmp */
     int batch_size;     /* --batch-size: most runs merged at once; 0 = default */
+    int strict;         /* --strict: every line one integer, output canonical (the
+                           integer path only); else lines are ordered by keyspec */
+    const gm_keyspec *keyspec; /* the order of lines (-k, -t, -n, -g, -h, -b, -s, -u,
+                           -r, -z); NULL: the whole line by -n */
     double started;     /* gm_now() at the program's first line: -v's total counts from
                            here (0: from gm_run's call) */
     int last;           /* the process's last gm_run: it ends CUDA's part too (the

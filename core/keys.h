@@ -1,0 +1,114 @@
+/*
+ * keys.h - sort's key definitions and its comparison of two lines: -k POS1[,POS2]
+ * with field and character positions and per-key flags, -t, -b, the numeric
+ * orders -n (numcompare), -g (general_numcompare) and -h (human_numcompare), byte
+ * order, and the last-resort comparison of whole lines that -s and -u turn off.
+ * The rules are coreutils sort.c's (keycompare, begfield, limfield, compare), read
+ * in the C locale: blanks are space, tab and newline, the decimal point is '.',
+ * there is no thousands separator.
+ *
+ * Besides the exact comparison, a line's first key is encoded into a 64-bit
+ * prefix whose unsigned order follows the key order (DuckDB normalises its sort
+ * keys the same way): the sorts compare prefixes first and call the exact
+ * comparison only when two prefixes are equal.
+ */
+#ifndef GM_KEYS_H
+#define GM_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a key's text is ordered. */
+typedef enum gm_order {
+    GM_ORDER_BYTES,   /* memcmp, shorter first on a common prefix (no flag) */
+    GM_ORDER_NUMERIC, /* -n: sort's numcompare */
+    GM_ORDER_GENERAL, /* -g: sort's general_numcompare (strtold) */
+    GM_ORDER_HUMAN    /* -h: sort's human_numcompare (SI suffix, then -n) */
+} gm_order;
+
+/* One -k, as sort.c's struct keyfield: fields and characters counted from 0 here
+ * (-k 2.3 is sword 1, schar 2). eword SIZE_MAX: to the end of the line; echar 0:
+ * to the end of field eword. */
+typedef struct gm_keydef {
+    size_t sword, schar;
+    size_t eword, echar;
+    int skipsblanks;  /* 'b' on POS1 (or -b inherited) */
+    int skipeblanks;  /* 'b' on POS2 (or -b inherited) */
+    gm_order order;
+    int reverse;      /* 'r' */
+    int has_flags;    /* the key named flags of its own (then it inherits nothing) */
+} gm_keydef;
+
+#define GM_MAX_KEYS 64
+
+/* The whole ordering of a run: built by the command line (gm_keyspec_init,
+ * gm_keyspec_parse_key for each -k, the global flags set in the fields, then
+ * gm_keyspec_finish), read by every path that compares lines. */
+typedef struct gm_keyspec {
+    gm_keydef keys[GM_MAX_KEYS];
+    int nkeys;
+    int tab;          /* -t's byte, or -1: fields begin at the blanks before them */
+    /* global options, inherited by keys without flags of their own */
+    gm_order order;   /* -n, -g, -h, or GM_ORDER_BYTES when none was given */
+    int order_given;  /* -n, -g or -h appeared globally */
+    int reverse;      /* -r: also reverses the last resort */
+    int skip_blanks;  /* -b */
+    int stable;       /* -s: no last-resort comparison */
+    int unique;       /* -u: no last-resort comparison; equal keys are duplicates */
+    char eol;         /* '\n', or '\0' with -z */
+    /* set by gm_keyspec_finish */
+    int whole_line_numeric; /* the order is -n on whole lines, one key or none: the
+                               integer path (canonical integers) may serve it */
+} gm_keyspec;
+
+/* A spec with no keys, -n not yet implied, '\n' lines. */
+void gm_keyspec_init(gm_keyspec *ks);
+
+/* Parses one -k argument ("2,2n", "1.3b,1.5", "3") and appends it. Returns GM_OK,
+ * or GM_EUSAGE with sort's own message ("invalid number at field start: invalid
+ * count at start of '0,1'", "field number is zero: invalid field specification
+ * '0'", "invalid number after '.': ...", "stray character in field spec: ...",
+ * and "keys may not use options other than b, g, h, n and r" style refusals for
+ * the flags gpumerge does not implement: d f i M R V). */
+int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st);
+
+/* After every option is in: keys without flags of their own take the global ones
+ * (sort's default_key_compare rule); when nothing names an order (no -n, -g, -h
+ * globally or on any key), -n is implied, as gpumerge is sort -n; without -k the
+ * whole line is the one key (with the global order). Sets whole_line_numeric. */
+void gm_keyspec_finish(gm_keyspec *ks);
+
+/* sort's compare(): the keys in turn, then, unless stable or unique, the whole
+ * lines as bytes (reversed by the global -r). Lines are given without their
+ * terminator. Returns <0, 0 or >0. */
+int gm_line_cmp(const gm_keyspec *ks, const unsigned char *a, size_t alen,
+                const unsigned char *b, size_t blen);
+
+/* The keys only (sort's keycompare): what -u calls equal. */
+int gm_key_cmp(const gm_keyspec *ks, const unsigned char *a, size_t alen,
+               const unsigned char *b, size_t blen);
+
+/* The first key's 64-bit prefix: prefix(a) < prefix(b) implies
+ * gm_line_cmp(a, b) < 0 (the order's direction, -r included, is in the
+ * encoding). *exact is set when equal prefixes mean equal first keys, so that a
+ * comparison of two exact, equal prefixes may go on from the second key
+ * (gm_line_cmp_from). exact may be NULL. */
+uint64_t gm_line_prefix(const gm_keyspec *ks, const unsigned char *line, size_t len,
+                        int *exact);
+
+/* gm_line_cmp starting at key `from` (0: as gm_line_cmp); from == nkeys compares
+ * only what follows the keys (the last resort, unless stable or unique). */
+int gm_line_cmp_from(const gm_keyspec *ks, int from, const unsigned char *a, size_t alen,
+                     const unsigned char *b, size_t blen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

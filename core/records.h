@@ -1,0 +1,27 @@
+/*
+ * records.h - the records path: merge, sort and check of any lines by the order
+ * of a gm_keyspec (keys.h), each line written back with its own bytes.
+ *
+ * A record is a line's first-key prefix (gm_line_prefix) and a reference to the
+ * line's bytes in an input block; blocks stay alive while records point into them.
+ * Sorting compares prefixes and falls back to gm_line_cmp on equal ones; the sort
+ * is stable, so that -s and -u keep sort's choice of line. Input larger than the
+ * budget is sorted in chunks written as temporary runs of lines, merged after
+ * with the fan-in (--batch-size), the last pass into the output. A merge streams:
+ * output begins before the inputs end. Output goes through core/output's gm_output
+ * (safe -o), so an error leaves an existing -o file as it was.
+ */
+#ifndef GM_RECORDS_H
+#define GM_RECORDS_H
+
+#include "gm.h"
+
+/* Runs op over the inputs ("-" is standard input) in the order of
+ * cfg->keyspec (finished). Returns GM_OK; GM_DISORDER from check (sort's message
+ * "FILE:LINE: disorder: TEXT" in st unless cfg->check_quiet); GM_EINPUT for a
+ * merge input out of order ("FILE:LINE: disorder: TEXT", as the integer path
+ * says it); GM_EIO, GM_ENOMEM, GM_EPIPE as the integer path. */
+int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
+                   gm_status *st);
+
+#endif
