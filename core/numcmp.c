@@ -1,0 +1,265 @@
+/*
+ * numcmp.c - sort's three numeric orders in the C locale (see numcmp.h): -n
+ * compares decimal text exactly without converting it (sign, integer digits
+ * without leading zeros by count then bytes, fraction digits without trailing
+ * zeros), -g converts with strtold, -h puts the SI unit first. Each order also has
+ * a 64-bit encoding whose unsigned order follows it, in the manner of DuckDB's
+ * normalised sort keys: -n is a header byte (sign and count of integer digits)
+ * and the first 16 significant digits as one binary number.
+ */
+#include "numcmp.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned char uc;
+
+/* sort's blanks in the C locale: isblank's space and tab, and newline. */
+static int is_blank(uc c) { return c == ' ' || c == '\t' || c == '\n'; }
+static int is_digit(uc c) { return (unsigned)(c - '0') <= 9; }
+
+/* A number as -n reads it: the integer digits without leading zeros, the
+ * fraction digits without trailing zeros; zero has neither and is never neg. */
+typedef struct num {
+    const uc *ip, *fp;
+    size_t il, fl;
+    int neg;
+    const uc *end; /* the first byte after the number */
+} num;
+
+static num num_parse(const uc *s, size_t len)
+{
+    const uc *p = s, *e = s + len;
+    num n;
+    while (p < e && is_blank(*p))
+        p++;
+    n.neg = p < e && *p == '-';
+    p += n.neg;
+    while (p < e && *p == '0')
+        p++;
+    n.ip = p;
+    while (p < e && is_digit(*p))
+        p++;
+    n.il = (size_t)(p - n.ip);
+    n.fp = p;
+    n.fl = 0;
+    if (p < e && *p == '.') {
+        n.fp = ++p;
+        while (p < e && is_digit(*p))
+            p++;
+        n.fl = (size_t)(p - n.fp);
+        while (n.fl && n.fp[n.fl - 1] == '0')
+            n.fl--;
+    }
+    n.end = p;
+    if (!n.il && !n.fl)
+        n.neg = 0;
+    return n;
+}
+
+static int num_cmp_parsed(const num *a, const num *b)
+{
+    if (a->neg != b->neg)
+        return a->neg ? -1 : 1;
+    int d;
+    if (a->il != b->il)
+        d = a->il < b->il ? -1 : 1;
+    else if ((d = memcmp(a->ip, b->ip, a->il)) == 0) {
+        size_t m = a->fl < b->fl ? a->fl : b->fl;
+        if ((d = memcmp(a->fp, b->fp, m)) == 0)
+            d = (a->fl > b->fl) - (a->fl < b->fl);
+    }
+    return a->neg ? -d : d;
+}
+
+int gm_num_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
+{
+    num x = num_parse(a, alen), y = num_parse(b, blen);
+    return num_cmp_parsed(&x, &y);
+}
+
+/* Eight ASCII digits, the first most significant, to their value: three
+ * multiply-and-shift steps pair digits into 2, 4 and 8-digit numbers. */
+static uint64_t digits8(const uc *s)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | s[i];
+    v -= 0x3030303030303030ull;
+    v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
+    v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
+    return (v * 10000 + (v >> 32)) & 0xffffffffull;
+}
+
+/* Integer digits past this count saturate the encoding. */
+#define NUM_MAX_INT_DIGITS 125
+
+uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
+{
+    num n = num_parse(s, len);
+    size_t total = n.il + n.fl;
+    if (total == 0) {
+        *exact = 1;
+        return 0x80ull << 56;
+    }
+    uint64_t enc;
+    if (n.il > NUM_MAX_INT_DIGITS) {
+        enc = ~0ull;
+        *exact = 0;
+    } else {
+        /* the first 16 significant digits, padded with zeros */
+        uc buf[16];
+        memset(buf, '0', sizeof buf);
+        size_t ki = n.il < 16 ? n.il : 16;
+        memcpy(buf, n.ip, ki);
+        size_t kf = n.fl < 16 - ki ? n.fl : 16 - ki;
+        memcpy(buf + ki, n.fp, kf);
+        uint64_t d = digits8(buf) * 100000000ull + digits8(buf + 8);
+        enc = (uint64_t)(0x81 + n.il) << 56 | d;
+        *exact = total <= 16;
+    }
+    return n.neg ? ~enc : enc;
+}
+
+/* -g's value of a key: strtold on a terminated copy (the key's bytes go on into
+ * the rest of the line). Returns 0 on a conversion error. The value is stored
+ * into zeroed bytes so that NaNs can be ordered by their bytes. */
+static int general_value(const uc *s, size_t len, long double *v)
+{
+    char stack[128];
+    char *buf = stack;
+    size_t n = len;
+    if (n >= sizeof stack) {
+        buf = malloc(n + 1);
+        if (!buf) { /* a long key: its first bytes still give an order */
+            buf = stack;
+            n = sizeof stack - 1;
+        }
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    memset(v, 0, sizeof *v);
+    *v = strtold(buf, &end);
+    int ok = end != buf;
+    if (buf != stack)
+        free(buf);
+    return ok;
+}
+
+/* The bytes of a long double that hold its value (x86's 80-bit format pads). */
+#if LDBL_MANT_DIG == 64
+#define LDBL_VALUE_BYTES 10
+#else
+#define LDBL_VALUE_BYTES sizeof(long double)
+#endif
+
+int gm_general_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
+{
+    long double x, y;
+    int okx = general_value(a, alen, &x), oky = general_value(b, blen, &y);
+    if (!okx)
+        return oky ? -1 : 0;
+    if (!oky)
+        return 1;
+    if (x < y)
+        return -1;
+    if (x > y)
+        return 1;
+    if (x == y)
+        return 0;
+    if (y == y)
+        return -1; /* x is a NaN */
+    if (x == x)
+        return 1;
+    return memcmp(&x, &y, LDBL_VALUE_BYTES);
+}
+
+uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
+{
+    long double x;
+    if (!general_value(s, len, &x)) {
+        *exact = 1;
+        return 0;
+    }
+    if (isnan(x)) {
+        *exact = 0;
+        return 1;
+    }
+    if (x == 0)
+        x = 0; /* -0 equals 0 */
+    double d = (double)x;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    *exact = (long double)d == x;
+    /* negative numbers: all bits flipped; the smallest, -inf, stays above 1 */
+    return bits >> 63 ? ~bits : bits | 1ull << 63;
+}
+
+/* sort's unit_order: the order of magnitude of an SI or IEC prefix letter, as
+ * coreutils 9.1 (the reference sort) has it; 9.2 adds R (9) and Q (10). */
+static int unit_order(uc c)
+{
+    switch (c) {
+    case 'k': case 'K': return 1;
+    case 'M': return 2;
+    case 'G': return 3;
+    case 'T': return 4;
+    case 'P': return 5;
+    case 'E': return 6;
+    case 'Z': return 7;
+    case 'Y': return 8;
+    default: return 0;
+    }
+}
+
+/* The unit of a number with its blanks skipped: the letter right after its
+ * digits (and '.' and digits), negated after '-', none when no digit is
+ * nonzero. */
+static int human_unit(const uc *s, size_t len)
+{
+    const uc *p = s, *e = s + len;
+    int neg = p < e && *p == '-';
+    p += neg;
+    uc max = 0;
+    while (p < e && is_digit(*p))
+        max |= (uc)(*p++ - '0');
+    if (p < e && *p == '.')
+        for (p++; p < e && is_digit(*p); p++)
+            max |= (uc)(*p - '0');
+    if (!max || p == e)
+        return 0;
+    return neg ? -unit_order(*p) : unit_order(*p);
+}
+
+static size_t skip_blanks(const uc *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && is_blank(s[i]))
+        i++;
+    return i;
+}
+
+int gm_human_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
+{
+    size_t i = skip_blanks(a, alen), j = skip_blanks(b, blen);
+    int d = human_unit(a + i, alen - i) - human_unit(b + j, blen - j);
+    return d ? d : gm_num_cmp(a + i, alen - i, b + j, blen - j);
+}
+
+/* The unit's order (0..20: room for R and Q) in the top 5 bits, -n's encoding
+ * shifted below it. */
+uint64_t gm_human_prefix(const uc *s, size_t len, int *exact)
+{
+    size_t i = skip_blanks(s, len);
+    int unit = human_unit(s + i, len - i);
+    uint64_t n = gm_num_prefix(s + i, len - i, exact);
+    /* the shift keeps exactness when the dropped bits are all equal to the
+     * sign's filler: zeros for zero and positive numbers, ones for negative */
+    uint64_t low = n & 31;
+    if (low != (n < 0x80ull << 56 ? 31u : 0u))
+        *exact = 0;
+    return (uint64_t)(unit + 10) << 59 | n >> 5;
+}
