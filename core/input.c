@@ -43,7 +43,7 @@
 #include <immintrin.h>
 #endif
 
-enum problem { PROB_NONE, PROB_NOT_INT, PROB_RANGE, PROB_DISORDER };
+enum problem { PROB_NONE, PROB_NOT_INT, PROB_RANGE, PROB_DISORDER, PROB_DECLINE };
 
 struct gm_chunk {
     const char *begin, *end; /* text of whole lines */
@@ -524,6 +524,81 @@ void gm_input_set_prefix(gm_input *in, char *buf, size_t from, size_t to)
         release_prefix(in);
 }
 
+/* The reader stops after the fill it is in (none is cut short, so no byte read
+ * from the descriptor is lost) and is joined. */
+static void drain_reader(struct gm_reader *rd)
+{
+    if (!rd->started)
+        return;
+    pthread_mutex_lock(&rd->lock);
+    rd->stop = 1;
+    pthread_cond_broadcast(&rd->cv);
+    pthread_mutex_unlock(&rd->lock);
+    pthread_join(rd->tid, NULL);
+    rd->started = 0;
+}
+
+/* Appends n bytes at p to *buf (length *len, room *cap). Returns 0 or -1. */
+static int append_bytes(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    if (*len + n > *cap) {
+        size_t want = (*len + n) * 2 + 64;
+        char *q = realloc(*buf, want);
+        if (!q)
+            return -1;
+        *buf = q;
+        *cap = want;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+int gm_input_take_rest(gm_input *in, const gm_block *b, char **buf, size_t *len,
+                       gm_status *st)
+{
+    struct gm_reader *rd = in->rd;
+    size_t cap = 0;
+    *buf = NULL;
+    *len = 0;
+    int fail = 0;
+    if (rd) {
+        drain_reader(rd);
+        const struct slot *cur = rd->cur >= 0 ? &rd->s[rd->cur] : NULL;
+        const struct slot *next = &rd->s[rd->next];
+        if (b && b->len)
+            fail |= append_bytes(buf, len, &cap, b->text, b->len);
+        if (cur)
+            fail |= append_bytes(buf, len, &cap, cur->buf + cur->len, cur->carry);
+        if (next->full && !next->err && !rd->ended && next != cur) {
+            size_t skip = cur ? cur->carry : 0; /* the carry copied to its front */
+            size_t n = next->len + next->carry;
+            if (n > skip)
+                fail |= append_bytes(buf, len, &cap, next->buf + skip, n - skip);
+        } else if (next->full && next->err && next != cur) {
+            *st = rd->st;
+            free(*buf);
+            *buf = NULL;
+            return next->err;
+        }
+        if (rd->regular)
+            lseek(in->fd, rd->start + rd->total, SEEK_SET);
+    }
+    if (in->zero && !fail) /* the slots' bytes as they were read */
+        swap_terminators(*buf, *len);
+    if (in->prefix && in->prefix_at < in->prefix_end) { /* not swapped yet */
+        fail |= append_bytes(buf, len, &cap, in->prefix + in->prefix_at,
+                             in->prefix_end - in->prefix_at);
+        in->prefix_at = in->prefix_end;
+    }
+    if (fail) {
+        free(*buf);
+        *buf = NULL;
+        return gm_fail(st, GM_ENOMEM, "out of memory reading %s", in->shown);
+    }
+    return GM_OK;
+}
+
 void gm_input_close(gm_input *in)
 {
     stop_reader(in);
@@ -612,6 +687,19 @@ static enum line_kind parse_line_slow(const char *p, const char *eol, int64_t *o
         return LINE_RANGE;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return LINE_KEY;
+}
+
+/* Whether [s, e) is the canonical decimal form of an integer: what the integer
+ * path writes back for it, byte for byte. */
+static int canonical_text(const char *s, const char *e)
+{
+    const char *d = s + (s < e && *s == '-');
+    if (d == e || (*d == '0' && (e - d > 1 || d != s)))
+        return 0;
+    for (; d < e; d++)
+        if (!is_digit(*d))
+            return 0;
+    return 1;
 }
 
 struct parse_job {
@@ -777,6 +865,7 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
     int32_t *d32 = job->dest32 ? job->dest32 + ch->line0 : NULL;
     int64_t n = 0, line = 0, prev = 0;
     const int64_t mask = o->mask;
+    const int canonical = o->canonical;
     const char *s = ch->begin; /* start of the current line */
     const char *w = ch->begin; /* next word to scan for newlines */
     int64_t window = -64;      /* SSE: the 64 bytes at ch->begin + window, */
@@ -820,7 +909,16 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
         else
 #endif
             fast = parse_line_fast(s, e, safe, &v);
-        if (!fast) {
+        if (canonical) { /* the fast parsers take leading zeros and "-0" */
+            const char *d = s + (*s == '-');
+            if (fast ? *d == '0' && (e - d > 1 || d != s)
+                     : parse_line_slow(s, e, &v) != LINE_KEY || !canonical_text(s, e)) {
+                ch->prob = PROB_DECLINE;
+                ch->prob_line = line;
+                ch->prob_text = s;
+                break;
+            }
+        } else if (!fast) {
             enum line_kind kind = parse_line_slow(s, e, &v);
             if (kind == LINE_BLANK) {
                 s = e + 1;
@@ -890,6 +988,9 @@ static int report(gm_input *in, const gm_block *b, enum problem prob, int64_t li
                        (long long)line, shown);
     case PROB_RANGE:
         return gm_fail(st, GM_EINPUT, "%s:%lld: out of range: '%s'", in->shown,
+                       (long long)line, shown);
+    case PROB_DECLINE:
+        return gm_fail(st, GM_ERECORDS, "%s:%lld: not a canonical integer: '%s'", in->shown,
                        (long long)line, shown);
     default:
         return gm_fail(st, GM_DISORDER, "%s:%lld: disorder: %s", in->shown,

@@ -105,6 +105,9 @@ typedef struct gm_parse_opts {
     int ordered;    /* report a key that breaks the order below as a disorder */
     int64_t mask;   /* 0 ascending, -1 descending (see corank.h) */
     int strict;     /* with ordered: equal neighbours are a disorder too (-u) */
+    int canonical;  /* only canonical integers ([-]digits, no leading zero, no "-0",
+                       nothing around them, no blank line): any other line declines
+                       the block with GM_ERECORDS, for the records path */
 } gm_parse_opts;
 
 /* Opens name for reading and checks it is not a directory. On failure returns
@@ -141,6 +144,16 @@ int gm_input_read_keys(gm_input *in, const gm_parse_opts *o, gm_keybuf *kb, gm_s
 /* Line number (1-based) of the first line of chunk c of the last parsed block,
  * for tests that place problems at chunk boundaries; -1 when there is none. */
 int64_t gm_input_chunk_first_line(const gm_input *in, int c);
+
+/* For the records path, which goes on where this input's parsing declined block
+ * b (or, with b NULL, after the last block handed out): returns in *buf (malloc'd,
+ * the caller frees it; NULL when empty) the bytes read from the input but not
+ * parsed, b's own included, as they were in the input (-z's swap undone), and
+ * leaves the descriptor where the next byte after them is read. The reader is
+ * stopped after the fill it is in. Returns GM_OK, GM_ENOMEM, or the reader's
+ * error. Close the input after it, as usual. */
+int gm_input_take_rest(gm_input *in, const gm_block *b, char **buf, size_t *len,
+                       gm_status *st);
 
 /* Stops the reader and releases the blocks, the chunks and the descriptor. Safe to
  * call twice. */

@@ -22,6 +22,7 @@
 #include "../cuda/gpu.h"
 #include "cleanup.h"
 #include "cpu.h"
+#include "handover.h"
 #include "run.h"
 #include "textsort.h"
 #include "util.h"
@@ -135,6 +136,9 @@ struct stream {
     int warm;                /* begun (gm_engine_warm) */
     int device_known;        /* --device=gpu's early check passed (or not a GPU run) */
     int64_t device_cap[2];   /* gm_engine_max_chunk for int32 and int64, once known */
+    /* the block whose line declined the integer path (GM_ERECORDS), and its input */
+    gm_input *declined;
+    gm_block declined_block;
 };
 
 /* --device=gpu's early failure (gm_engine_prepare): asked without waiting after
@@ -257,6 +261,11 @@ static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_
         rc = gm_input_parse_block(in, &b, o, kb, st);
         gm_trace_pop();
         s->stats->parse += gm_now() - c;
+        if (rc == GM_ERECORDS) {
+            s->declined = in;
+            s->declined_block = b;
+            return rc;
+        }
     }
     s->stats->keys += kb ? kb->n - before : 0;
     int drc = device_check(s, rc != GM_OK, st);
@@ -266,7 +275,7 @@ static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_
 /* Reads into src until it holds a key or is at its end. */
 static int refill(struct stream *s, struct source *src, gm_status *st)
 {
-    gm_parse_opts o = { s->nthreads, 1, s->mask, 0 };
+    gm_parse_opts o = { s->nthreads, 1, s->mask, 0, !s->cfg->strict };
     while (src->kb.n == 0 && !src->eof) {
         int rc;
         if (src->in) {
@@ -532,6 +541,31 @@ static int merge_runs(struct stream *s, gm_runfile *runs, int nruns, gm_status *
     return rc;
 }
 
+/* The records merge goes on where a line declined the integer merge. */
+static int merge_handover(struct stream *s, struct source *src, int n, gm_status *st)
+{
+    gm_input **ins = calloc((size_t)n, sizeof *ins);
+    gm_keybuf **kbs = calloc((size_t)n, sizeof *kbs);
+    int rc = ins && kbs ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
+    int at = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        ins[i] = src[i].in;
+        kbs[i] = &src[i].kb;
+        at = ins[i] == s->declined ? i : at;
+    }
+    if (!rc) {
+        gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+               s->declined->shown, (long long)s->declined->line + 1,
+               "a line that is not a canonical integer");
+        rc = device_check(s, 1, st);
+    }
+    if (!rc)
+        rc = gm_handover_merge(s->cfg, ins, kbs, n, at, &s->declined_block, s->w, st);
+    free(ins);
+    free(kbs);
+    return rc;
+}
+
 static int merge_op(struct stream *s, gm_status *st)
 {
     int n = s->nnames, rc = GM_OK;
@@ -545,8 +579,14 @@ static int merge_op(struct stream *s, gm_status *st)
         }
         if (!rc)
             rc = merge_sources(s, src, n, to_writer, NULL, st);
+        if (rc == GM_ERECORDS)
+            rc = merge_handover(s, src, n, st);
         free_sources(src, n);
         return rc;
+    }
+    if (!s->cfg->strict) { /* batches of lines are the records path's */
+        s->stats->restart_records = 1;
+        return GM_ERECORDS;
     }
     /* Batches of fan_in inputs into runs, then the runs. */
     int nruns = (n + s->fan_in - 1) / s->fan_in;
@@ -649,9 +689,9 @@ static int sort_op(struct stream *s, gm_status *st)
     int nruns = 0, cap = 0;
     rc = GM_OK;
     size_t block = sort_block(s->budget, s->nthreads);
-    gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
+    gm_parse_opts o = { s->nthreads, 0, s->mask, 0, !s->cfg->strict };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
-    int sized = 0;
+    int sized = 0, handed = 0;
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
@@ -681,8 +721,21 @@ static int sort_op(struct stream *s, gm_status *st)
                 rc = spill(s, &kb, chunk, &scratch, &scratch_bytes, &runs, &nruns, &cap, st);
             progress(s, 0);
         }
+        if (rc == GM_ERECORDS) {
+            gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+                   s->ins[i].shown, (long long)s->ins[i].line + 1,
+                   "a line that is not a canonical integer");
+            rc = device_check(s, 1, st);
+            if (!rc)
+                rc = gm_handover_sort(s->cfg, s->ins, s->open, s->names, s->nnames, i,
+                                      &s->declined_block, &kb, runs, nruns, s->w, st);
+            handed = 1;
+            break;
+        }
         input_close(s, i);
     }
+    if (handed)
+        goto clean;
     if (!rc) /* the GPU's chunk limit, had the start-up ended after the last block */
         rc = device_check(s, 1, st);
     int64_t device = s->device_cap[kb.width == GM_I64];
@@ -729,6 +782,7 @@ static int sort_op(struct stream *s, gm_status *st)
             nruns = 0;
         }
     }
+clean:;
     double a = gm_now();
     gm_trace_push("clean-up");
     for (int i = 0; i < nruns; i++)
@@ -745,7 +799,7 @@ static int sort_op(struct stream *s, gm_status *st)
 
 static int check_op(struct stream *s, gm_status *st)
 {
-    gm_parse_opts o = { s->nthreads, 1, s->mask, s->cfg->unique };
+    gm_parse_opts o = { s->nthreads, 1, s->mask, s->cfg->unique, !s->cfg->strict };
     int rc = GM_OK;
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, sort_block(s->budget, s->nthreads), st);
@@ -753,6 +807,8 @@ static int check_op(struct stream *s, gm_status *st)
             rc = read_keys(s, &s->ins[i], &o, NULL, st);
             progress(s, 0);
         }
+        if (rc == GM_ERECORDS)
+            rc = gm_handover_check(s->cfg, &s->ins[i], &s->declined_block, st);
         input_close(s, i);
     }
     return rc;

@@ -76,6 +76,8 @@ typedef struct gm_stream_stats {
     gm_engine_report rep; /* the largest call's (most keys): the device that did the
                              bulk of the work, and why */
     int64_t rep_keys;     /* its keys */
+    int restart_records;  /* GM_ERECORDS before anything was read: the records path
+                             runs from the start */
 } gm_stream_stats;
 
 /* Counts one engine call (n keys of op, its report) in the stats: the calls by op
