@@ -882,7 +882,13 @@ static int report(gm_input *in, const gm_block *b, enum problem prob, int64_t li
     size_t len = (size_t)((eol ? eol : end) - text);
     if (len > 0 && text[len - 1] == '\r')
         len--;
-    char shown[256];
+    char shown[256], original[GM_SHOW_BYTES];
+    if (in->zero) { /* the bytes as they were read, terminators swapped back */
+        size_t n = len < sizeof original ? len : sizeof original;
+        memcpy(original, text, n);
+        swap_terminators(original, n);
+        text = original;
+    }
     gm_show_text(text, len, shown, sizeof shown);
     switch (prob) {
     case PROB_NOT_INT:

@@ -45,8 +45,10 @@ double gm_close_later_join(void);
  * escape's boundary to fit size (at least 1). Returns buf. */
 const char *gm_quote(const char *name, char *buf, size_t size);
 
-/* Renders a line of input for a message: at most 60 bytes, control and non-ASCII
- * bytes as \xHH, and "..." when cut. Returns buf. */
+/* Renders a line of input for a message: at most GM_SHOW_BYTES bytes (the only
+ * ones read), control and non-ASCII bytes as \xHH, and "..." when cut. Returns
+ * buf. */
+enum { GM_SHOW_BYTES = 60 };
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
 
 /* Opens /dev/null on each of the standard descriptors 0, 1 and 2 that is closed
