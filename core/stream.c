@@ -205,6 +205,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
+    in->line_max = s->budget; /* a line must fit in the memory budget */
     in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
     if (!rc)
         rc = gm_input_start(in, block, st);

@@ -869,6 +869,83 @@ Test(safety, hostile_names_in_every_message)
     remove_tree(dir);
 }
 
+/* ---------------------------------------------------------------- memory */
+
+/* A line longer than the memory budget (-S, or half of ulimit -v) is an error
+ * naming the file and the line, found after about a budget's worth of reading,
+ * from a file, a device or a pipe, with nothing written to -o. */
+Test(safety, a_line_longer_than_the_budget, .timeout = 300)
+{
+    static const struct {
+        const char *source;  /* what feeds standard input */
+        const char *args;
+        const char *err;
+    } cases[] = {
+        { "", "merge -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 10M /dev/zero -o out",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "check -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "merge /dev/zero -o out",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "merge -S 10M - -o out",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "sort -S 10M",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "check -S 10M",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 1M long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "", "merge -S 1M short long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "", "check -S 1M long",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "cat long |", "merge -S 1M --parallel=1 -",
+          "gpumerge: -:4: line longer than the memory budget (-S)\n" },
+        { "cat long |", "sort -S 1M -o out",
+          "gpumerge: -:4: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 1M blanks", "" },  /* a long line within the budget */
+        { "", "check -S 1M blanks", "" },
+    };
+    char *dir = scratch_dir();
+    /* three lines, then one of 3 MB (no digit but 7s), then one more */
+    size_t len = 6 + (3 << 20) + 3;
+    char *text = malloc(len);
+    memcpy(text, "1\n2\n3\n", 6);
+    memset(text + 6, '7', 3 << 20);
+    memcpy(text + len - 3, "\n5\n", 3);
+    char *p;
+    write_file(p = path_in(dir, "long"), text, len), free(p);
+    /* a line of 600 kB of blanks before its digit */
+    memcpy(text, "1\n", 2);
+    memset(text + 2, ' ', 600000);
+    memcpy(text + 600002, "5\n", 2);
+    write_file(p = path_in(dir, "blanks"), text, 600004), free(p);
+    free(text);
+    put(dir, "short", "1\n2\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        put(dir, "out", "precious\n");
+        /* timeout: the error comes after a budget's reading, not an endless one */
+        char *cmd = fmt("%s (ulimit -v 200000; exec timeout 20 '%s' %s)", cases[i].source,
+                        gpumerge_path(), cases[i].args);
+        cmd_result r = run_sh(dir, cmd);
+        int ok = cases[i].err[0] == '\0';
+        cr_expect_eq(r.status, ok ? 0 : 2, "%s: exit %d: %s", cmd, r.status, r.err);
+        cr_expect_str_eq(r.err, cases[i].err, "%s", cmd);
+        if (!ok && strncmp(cases[i].args, "merge", 5) != 0) /* merge streams its lines */
+            cr_expect_str_eq(r.out, "", "%s wrote to standard output", cmd);
+        char *kept = slurp(dir, "out");
+        cr_expect_str_eq(kept, "precious\n", "%s: the -o file changed", cmd);
+        free(kept);
+        cmd_free(&r);
+        free(cmd);
+    }
+    remove_tree(dir);
+}
+
 /* ---------------------------------------------------------------- errors */
 
 Test(safety, check_with_device_gpu_and_no_gpu)
