@@ -165,7 +165,7 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
     if (!rc && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
-                     cfg->threads > 0 ? cfg->threads : gm_cpu_count(), streaming - started,
+                     stats.threads, streaming - started,
                      teardown, took, total);
     }
     return rc;

@@ -26,6 +26,10 @@ int gm_cpu_count(void);
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
 
+/* The stack of every thread the pool and gm_thread_start start: small, since the
+ * stages keep their data on the heap, and counted in the memory budget. */
+enum { GM_THREAD_STACK = 256 << 10 };
+
 /* Starts a joinable thread with the pool's small stack (for a stage's own thread,
  * such as an input's reader). Returns pthread_create's result. */
 int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);

@@ -871,6 +871,76 @@ Test(safety, hostile_names_in_every_message)
 
 /* ---------------------------------------------------------------- memory */
 
+/* Runs "gpumerge ARGS" in dir under a limit on the address space (ulimit -v, in
+ * KiB), its output through a pipe into cat when piped; returns how it ended,
+ * with gpumerge's own exit status (not cat's). */
+static cmd_result gm_limited(const char *dir, long kib, int piped, const char *args)
+{
+    char *cmd = piped ? fmt("{ (ulimit -v %ld; exec '%s' %s); echo $? >status; } | cat", kib,
+                            gpumerge_path(), args)
+                      : fmt("ulimit -v %ld; exec '%s' %s", kib, gpumerge_path(), args);
+    cmd_result r = run_sh(dir, cmd);
+    free(cmd);
+    if (piped) {
+        char *status = slurp(dir, "status");
+        cr_assert(status != NULL, "no status from: %s", args);
+        r.status = atoi(status);
+        free(status);
+    }
+    return r;
+}
+
+/* Every thread's stack and the writer's buffers count against the budget, which
+ * under ulimit -v is half the limit: any --parallel the command line accepts runs,
+ * for sort, merge and check, into a file, a pipe and -o. */
+Test(safety, any_parallel_under_a_small_address_space, .timeout = 600)
+{
+    static const int parallel[] = { 1, 16, 32, 64, 4096 };
+    static const int64_t sizes[] = { 200, 300000 };
+    char *dir = scratch_dir();
+    rng g;
+    rng_seed(&g, 57);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        int64_t n = sizes[z], half = n / 2;
+        int64_t *k = malloc((size_t)n * sizeof *k);
+        for (int64_t i = 0; i < n; i++)
+            k[i] = rng_range(&g, -1000000000, 1000000000);
+        char *p;
+        write_keys(p = path_in(dir, "in"), k, n), free(p);
+        ref_sort_i64(k, half, 1);
+        ref_sort_i64(k + half, n - half, 1);
+        write_keys(p = path_in(dir, "a"), k, half), free(p);
+        write_keys(p = path_in(dir, "b"), k + half, n - half), free(p);
+        ref_sort_i64(k, n, 1);
+        write_keys(p = path_in(dir, "want"), k, n), free(p);
+        char *want = slurp(dir, "want");
+        for (size_t i = 0; i < sizeof parallel / sizeof parallel[0]; i++) {
+            for (int how = 0; how < 3; how++) { /* a file, a pipe, -o */
+                const char *ops[] = { "sort in", "merge a b", "check want" };
+                for (int op = 0; op < 3; op++) {
+                    if (op == 2 && how == 2)
+                        continue; /* check writes nothing */
+                    char *args = fmt("%s --parallel=%d%s", ops[op], parallel[i],
+                                     how == 2 ? " -o out" : "");
+                    cmd_result r = gm_limited(dir, 100000, how == 1, args);
+                    cr_expect_eq(r.status, 0, "%zd lines, %s (%s): exit %d: %s", (ssize_t)n,
+                                 args, how == 1 ? "pipe" : "file", r.status, r.err);
+                    cr_expect_str_eq(r.err, "", "%s", args);
+                    char *out = how == 2 ? slurp(dir, "out") : strdup(r.out);
+                    cr_expect_str_eq(out, op == 2 ? "" : want, "%zd lines, %s: wrong output",
+                                     (ssize_t)n, args);
+                    free(out);
+                    cmd_free(&r);
+                    free(args);
+                }
+            }
+        }
+        free(want);
+        free(k);
+    }
+    remove_tree(dir);
+}
+
 /* A line longer than the memory budget (-S, or half of ulimit -v) is an error
  * naming the file and the line, found after about a budget's worth of reading,
  * from a file, a device or a pipe, with nothing written to -o. */
