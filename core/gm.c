@@ -210,7 +210,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     if (!rc && !why && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
-                     cfg->threads > 0 ? cfg->threads : gm_cpu_count(), streaming - started,
+                     stats.threads, streaming - started,
                      teardown, took, total);
     }
     return rc;

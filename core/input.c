@@ -159,6 +159,10 @@ struct slot {
     int err;       /* the reader failed here (status in rd->st) */
 };
 
+/* A slot's error for a line longer than gm_input.line_max: its message is written
+ * when the block is handed out, once the lines before it are counted. */
+enum { LINE_TOO_LONG = -1 };
+
 struct gm_reader {
     gm_input *in;
     pthread_t tid;
@@ -247,7 +251,8 @@ static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
 
 /* -z: lines end with NUL. Swapping NUL and newline as the bytes arrive lets every
  * later stage look for newlines; a newline inside a NUL-ended line becomes a NUL,
- * which no integer holds, so such a line is still reported as not an integer. */
+ * which no integer holds, so such a line is still reported as not an integer (its
+ * message swaps the bytes back). */
 static void swap_terminators(char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -256,6 +261,13 @@ static void swap_terminators(char *p, size_t n)
 
 static void release_prefix(gm_input *in);
 
+/* Room for a partial line that grows to want bytes: no more than one byte past
+ * in->line_max, which is enough to tell that the line is too long. */
+static size_t line_room(const gm_input *in, size_t want)
+{
+    return in->line_max && want > in->line_max + 1 ? in->line_max + 1 : want;
+}
+
 /* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
  * an error code with rd->st set. */
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
@@ -263,12 +275,15 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
     gm_input *in = rd->in;
     size_t have = 0;
     if (prev && prev->carry) {
+        if (in->line_max && prev->carry > in->line_max)
+            return LINE_TOO_LONG;
         if (prev->carry > s->cap) {
-            char *p = gm_buf_resize(s->buf, prev->carry * 2, "reading", &rd->st);
+            size_t cap = line_room(in, prev->carry * 2);
+            char *p = gm_buf_resize(s->buf, cap, "reading", &rd->st);
             if (!p)
                 return GM_ENOMEM;
             s->buf = p;
-            s->cap = prev->carry * 2;
+            s->cap = cap;
         }
         memcpy(s->buf, prev->buf + prev->len, prev->carry);
         have = prev->carry;
@@ -330,13 +345,17 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
             s->eof = 0;
             break;
         }
-        /* One line longer than the block: make room and read on. */
+        /* One line longer than the block: make room and read on, up to one byte
+         * past the longest line allowed. */
+        if (in->line_max && have > in->line_max)
+            return LINE_TOO_LONG;
         scanned = have;
-        char *p = gm_buf_resize(s->buf, s->cap * 2, "reading", &rd->st);
+        size_t cap = line_room(in, s->cap * 2);
+        char *p = gm_buf_resize(s->buf, cap, "reading", &rd->st);
         if (!p)
             return GM_ENOMEM;
         s->buf = p;
-        s->cap *= 2;
+        s->cap = cap;
     }
     if (s->eof && rd->regular) {
         struct stat sb;
@@ -429,6 +448,9 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
 static int hand_out(gm_input *in, struct slot *s, int err, gm_block *b, gm_status *st)
 {
     struct gm_reader *rd = in->rd;
+    if (err == LINE_TOO_LONG) /* the block's first line: those before are counted */
+        return gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
+                       in->shown, (long long)in->line + 1);
     if (err) {
         *st = rd->st;
         return err;
@@ -980,7 +1002,13 @@ static int report(gm_input *in, const gm_block *b, enum problem prob, int64_t li
     size_t len = (size_t)((eol ? eol : end) - text);
     if (len > 0 && text[len - 1] == '\r')
         len--;
-    char shown[256];
+    char shown[256], original[GM_SHOW_BYTES];
+    if (in->zero) { /* the bytes as they were read, terminators swapped back */
+        size_t n = len < sizeof original ? len : sizeof original;
+        memcpy(original, text, n);
+        swap_terminators(original, n);
+        text = original;
+    }
     gm_show_text(text, len, shown, sizeof shown);
     switch (prob) {
     case PROB_NOT_INT:

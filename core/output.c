@@ -186,12 +186,14 @@ static int64_t block_keys(gm_width w)
 }
 
 /* The writer's pool of block buffers, kept from chunk to chunk, and what the
- * writes came to. */
+ * writes came to. Buffers are made as blocks first need them, up to nbufs, so a
+ * short output holds few. */
 struct gm_wq {
     pthread_mutex_t lock;
     pthread_cond_t changed;  /* a block was written, a buffer freed, or err set */
     int fd;
     int nbufs;
+    int made;                /* buffers made so far */
     char **pool;             /* free buffers */
     int nfree;
     int err;                 /* first write errno */
@@ -273,11 +275,6 @@ static struct gm_wq *wq_start(int fd, int nbufs, int threaded)
     q->nbufs = nbufs;
     q->pool = calloc((size_t)nbufs, sizeof *q->pool);
     int ok = q->pool != NULL;
-    for (int i = 0; ok && i < nbufs; i++) {
-        q->pool[i] = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
-        ok = q->pool[i] != NULL;
-        q->nfree += ok;
-    }
     if (ok && threaded) {
         q->due = calloc((size_t)nbufs, sizeof *q->due);
         q->due_len = calloc((size_t)nbufs, sizeof *q->due_len);
@@ -397,9 +394,21 @@ static void format_worker(void *ctx, int task)
         if (b >= job->nblocks)
             return;
         pthread_mutex_lock(&q->lock);
-        while ((b >= job->next_write + job->window || q->nfree == 0) && !q->err)
+        while ((b >= job->next_write + job->window || (q->nfree == 0 && q->made == q->nbufs)) &&
+               !q->err)
             pthread_cond_wait(&q->changed, &q->lock);
+        if (!q->err && q->nfree == 0) { /* a buffer more: made outside the lock */
+            q->made++;
+            pthread_mutex_unlock(&q->lock);
+            char *made = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
+            pthread_mutex_lock(&q->lock);
+            if (made)
+                q->pool[q->nfree++] = made;
+            else if (!q->err)
+                q->err = ENOMEM;
+        }
         if (q->err) {
+            pthread_cond_broadcast(&q->changed);
             pthread_mutex_unlock(&q->lock);
             return;
         }
@@ -1041,6 +1050,26 @@ void gm_writer_ahead_end(gm_writer *w)
     ahead_end(w);
 }
 
+/* How many blocks are formatted ahead of the writer (returned), and how many
+ * buffers they take (*nbufs): twice the threads and two more, within w->mem but
+ * one at least. The
+ * buffers are that many and two more; with a writer thread, twice the window and
+ * two more, so that the next chunk's formatting starts while the thread still
+ * writes this one's last blocks. No block waits for a buffer that only a later
+ * block holds: a window's blocks hold at most a window's buffers. */
+static int writer_window(const gm_writer *w, int threaded, int *nbufs)
+{
+    int window = 2 * w->nthreads + 2;
+    if (w->mem) {
+        size_t most = w->mem / BLOCK_BYTES;
+        size_t room = most > 4 ? (threaded ? (most - 2) / 2 : most - 2) : 1;
+        if ((size_t)window > room)
+            window = (int)room;
+    }
+    *nbufs = threaded ? 2 * window + 2 : window + 2;
+    return window;
+}
+
 /* A chunk of keys is out: -u remembers its last key. */
 static int chunk_done(gm_writer *w, const gm_keys *keys)
 {
@@ -1079,13 +1108,10 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
         if (e)
             return writer_error(w, e, st);
     }
-    int nthreads = w->nthreads;
-    int window = 2 * nthreads + 2;
+    int threaded = w->nthreads >= WRITER_THREAD_CORES, nbufs;
+    int window = writer_window(w, threaded, &nbufs);
     if (!w->q) {
-        /* With a writer thread, twice the window: the next chunk's formatting
-         * starts while the thread still writes this one's last blocks. */
-        int threaded = nthreads >= WRITER_THREAD_CORES;
-        w->q = wq_start(w->fd, threaded ? 2 * window + 2 : window + 2, threaded);
+        w->q = wq_start(w->fd, nbufs, threaded);
         if (!w->q)
             return writer_error(w, ENOMEM, st);
     }
@@ -1102,9 +1128,13 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     job.buf = calloc((size_t)job.nblocks, sizeof *job.buf);
     job.len = calloc((size_t)job.nblocks, sizeof *job.len);
     job.ready = calloc((size_t)job.nblocks, 1);
+    /* as many threads as blocks may be formatted at once, each looping over blocks */
+    int nthreads = w->nthreads < window ? w->nthreads : window;
+    if (nthreads > job.nblocks)
+        nthreads = job.nblocks;
     int err = 0;
     if (job.buf && job.len && job.ready)
-        gm_parallel_for(nthreads, nthreads, format_worker, &job); /* each loops over blocks */
+        gm_parallel_for(nthreads, nthreads, format_worker, &job);
     else
         err = ENOMEM;
     free(job.buf);

@@ -62,6 +62,8 @@ typedef struct gm_writer {
     int unique;          /* drop a key equal to the one written before it */
     char eol;            /* what ends a line: '\n' (gm_writer_init), or '\0' for -z */
     int nthreads;
+    size_t mem;          /* bytes the block buffers of write(2) may take, 0: no limit
+                          * (the caller sets it after gm_writer_init) */
     int have_last;
     int64_t last;        /* the last key written (for -u across chunks) */
     int64_t keys;        /* keys handed in so far */

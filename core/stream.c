@@ -37,6 +37,8 @@ enum {
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
+    THREAD_SHARE = 8,              /* the threads' stacks take at most 1/this of the
+                                    * budget, and the writer's buffers as much */
     WARM_LINE_BYTES = 4,           /* bytes a line, for the keys a size may hold: a short
                                     * count errs toward starting CUDA, which costs a
                                     * thread during a run long enough to hide it */
@@ -209,6 +211,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
+    in->line_max = s->budget; /* a line must fit in the memory budget */
     in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
     if (!rc)
         rc = gm_input_start(in, block, st);
@@ -883,6 +886,14 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (s.budget < MIN_BUDGET)
         s.budget = MIN_BUDGET;
     stats->budget = s.budget;
+    /* What the threads hold counts against the budget: as many threads as their
+     * stacks' share pays for, and the writer's buffers within a share as large
+     * (gm_writer.mem), so that any --parallel runs under a limit on the address
+     * space (ulimit -v), whose half is the default budget. */
+    size_t most_threads = s.budget / THREAD_SHARE / GM_THREAD_STACK;
+    if ((size_t)s.nthreads > most_threads)
+        s.nthreads = most_threads > 1 ? (int)most_threads : 1;
+    stats->threads = s.nthreads;
     s.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
     int fds = fd_limit() - FD_RESERVE;
     if (s.fan_in > fds)
@@ -973,6 +984,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         rc = gm_output_open_sized(&out, cfg->output, regular_bytes, st);
         have_out = !rc;
         gm_writer_init(&w, &out, cfg->unique, s.nthreads);
+        w.mem = s.budget / THREAD_SHARE;
         w.eol = cfg->zero_terminated ? '\0' : '\n';
         s.w = &w;
         if (!rc && op == GM_OP_MERGE)

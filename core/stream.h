@@ -51,6 +51,7 @@
  * the pool's formatting) overlaps them and is counted apart. */
 typedef struct gm_stream_stats {
     size_t budget;        /* bytes */
+    int threads;          /* the threads the budget allows */
     double open;          /* opening the inputs and the output, and the set-up */
     double read;          /* reading a block, or waiting for a reader's */
     double parse, engine; /* engine: the calls less their waits for CUDA's start-up */

@@ -361,6 +361,88 @@ Test(cli, every_error_message)
     free(dir);
 }
 
+/* Runs cmd in dir with its standard error kept byte for byte (NULs too): returns
+ * the bytes (malloc'd), *len their count, *status the exit status. */
+static char *stderr_bytes(const char *dir, const char *cmd, size_t *len, int *status)
+{
+    char *full;
+    if (asprintf(&full, "%s 2>err.bytes", cmd) < 0)
+        abort();
+    cmd_result r = run_sh(dir, full);
+    *status = r.status;
+    cmd_free(&r);
+    free(full);
+    char *p = path_in(dir, "err.bytes");
+    char *bytes = read_file(p, len);
+    unlink(p);
+    free(p);
+    return bytes;
+}
+
+typedef struct {
+    const char *input;  /* printf's format: the input's bytes */
+    size_t input_len;   /* for the table's reader: how many there are */
+    const char *args;   /* gpumerge's, on standard input or the file z */
+    int status;
+    const char *err;    /* the message, its terminator included */
+    size_t err_len;
+} zero_case;
+
+#define ZCASE(in, args, status, err) { in, sizeof in - 1, args, status, err, sizeof err - 1 }
+
+/* -z: a message shows the line's bytes as they were read (a newline inside a
+ * record is \x0a, not the NUL it is swapped with while parsing), and -c ends its
+ * disorder message with NUL, as sort does. */
+Test(cli, zero_terminated_messages_show_the_input)
+{
+    static const zero_case cases[] = {
+        ZCASE("1\0002\n3\0004\000", "-z", 2, "gpumerge: -:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "sort -z z", 2, "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "merge -z z", 2, "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\000\n2\000", "check -z z", 2, "gpumerge: z:2: not an integer: '\\x0a2'\n"),
+        ZCASE("2\0001\000", "-z -c -n", 1, "gpumerge: -:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z z", 1, "gpumerge: z:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z z z", 1, "gpumerge: z:2: disorder: 1\0gpumerge: z:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z -C z", 1, ""),
+        ZCASE("2\0001\000", "merge -z z", 2, "gpumerge: z:2: disorder: 1\n"),
+        ZCASE("2\n1\n", "check -z z", 2, "gpumerge: z:1: not an integer: '2\\x0a1\\x0a'\n"),
+    };
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const zero_case *c = &cases[i];
+        char *z = path_in(dir, "z");
+        write_file(z, c->input, c->input_len);
+        free(z);
+        char *cmd;
+        if (asprintf(&cmd, "'%s' %s <z", gpumerge_path(), c->args) < 0)
+            abort();
+        size_t len;
+        int status;
+        char *err = stderr_bytes(dir, cmd, &len, &status);
+        cr_expect_eq(status, c->status, "%s: exit %d, want %d", cmd, status, c->status);
+        cr_expect(len == c->err_len && memcmp(err, c->err, len) == 0,
+                  "%s: stderr %zu bytes '%s', want '%s'", cmd, len, err, c->err);
+        free(err);
+        free(cmd);
+    }
+    /* the disorder message is sort's, byte for byte after the program's name */
+    char *z = path_in(dir, "z");
+    write_file(z, "2\0001\0003\000", 6);
+    free(z);
+    size_t ours_len, theirs_len;
+    int ours_status, theirs_status;
+    char *cmd;
+    if (asprintf(&cmd, "'%s' -z -c -n <z", gpumerge_path()) < 0)
+        abort();
+    char *ours = stderr_bytes(dir, cmd, &ours_len, &ours_status);
+    char *theirs = stderr_bytes(dir, "LC_ALL=C sort -z -c -n <z", &theirs_len, &theirs_status);
+    cr_assert_eq(ours_status, theirs_status);
+    cr_assert_eq(ours_len - strlen("gpumerge"), theirs_len - strlen("sort"));
+    cr_assert(memcmp(ours + strlen("gpumerge"), theirs + strlen("sort"), theirs_len - strlen("sort")) == 0,
+              "'%s' against sort's '%s'", ours, theirs);
+    free(ours), free(theirs), free(cmd), free(dir);
+}
+
 Test(cli, gpu_requested_without_a_gpu)
 {
     if (gpu_usable())
