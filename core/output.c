@@ -942,7 +942,7 @@ void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads)
     memset(w, 0, sizeof *w);
     w->file = &out->file;
     w->fd = out->fd;
-    w->shown = out->shown;
+    w->shown = out->file.written; /* an error names the spool where it is written */
     w->unique = unique;
     w->nthreads = nthreads;
     w->eol = '\n';
@@ -957,18 +957,13 @@ static int writer_error(gm_writer *w, int err, gm_status *st)
     return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(err));
 }
 
-/* The first byte is due: an in-place target is truncated now, not sooner, and the
- * way of writing is chosen. */
-static int writer_begin(gm_writer *w, gm_status *st)
+/* The first byte is due: the way of writing is chosen. */
+static void writer_begin(gm_writer *w)
 {
     if (w->begun)
-        return GM_OK;
-    int rc = gm_outfile_begin(w->file, st);
-    if (rc)
-        return rc;
+        return;
     w->begun = 1;
     w->map = map_wanted(w);
-    return GM_OK;
 }
 
 /* Starts touchers until there are n (at most MAX_TOUCHERS). */
@@ -989,14 +984,15 @@ static int address_space_limited(void)
 
 int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st)
 {
+    (void)st;
     if (w->ahead)
         ahead_touchers(w->ahead, touchers);
-    if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead ||
+    if (!w->file->tmp || most == 0 || w->ahead || /* a replacement or a spool only */
         address_space_limited())
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc || !w->map)
-        return rc;
+    writer_begin(w);
+    if (!w->map)
+        return GM_OK;
     struct gm_ahead *a = calloc(1, sizeof *a);
     int npieces = (int)((most + TOUCH_PIECE - 1) / TOUCH_PIECE);
     int *piece = calloc((size_t)npieces, sizeof *piece);
@@ -1096,9 +1092,7 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
 {
     if (keys->n == 0)
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc)
-        return rc;
+    writer_begin(w);
     if (w->map) {
         int e = map_put(w, keys);
         if (e == MAP_UNSUPPORTED)
@@ -1154,9 +1148,7 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 {
     if (len == 0)
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc)
-        return rc;
+    writer_begin(w);
     int err = 0;
     if (w->map) {
         err = map_put_text(w, text, len);
@@ -1209,12 +1201,12 @@ int gm_writer_finish(gm_writer *w, gm_status *st)
 /* ------------------------------------------------------------------ -o */
 
 int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
-                         gm_status *st)
+                         const char *tmpdir, gm_status *st)
 {
     memset(out, 0, sizeof *out);
     int rc = gm_outfile_plan(&out->file, path, st);
     if (!rc)
-        rc = gm_outfile_open(&out->file, expect_bytes, st);
+        rc = gm_outfile_open(&out->file, expect_bytes, tmpdir, st);
     if (rc) {
         gm_outfile_abort(&out->file);
         out->fd = -1;
@@ -1230,7 +1222,7 @@ int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes
 
 int gm_output_open(gm_output *out, const char *path, gm_status *st)
 {
-    return gm_output_open_sized(out, path, 0, st);
+    return gm_output_open_sized(out, path, 0, NULL, st);
 }
 
 int gm_output_is_input(const gm_output *out, int input_fd)

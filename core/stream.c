@@ -828,42 +828,6 @@ static int fd_limit(void)
     return (int)rl.rlim_cur;
 }
 
-/* The hook for an output written in place (not through a temporary file renamed
- * at the end) that is also an input: a streaming merge would overwrite that input
- * before reading it, so it is first copied to a temporary file, as sort does with
- * an output that is an input. Inputs read before any output (sort, check) need
- * nothing. */
-static int spool_aliases(struct stream *s, const gm_output *out, char **spooled,
-                         gm_status *st)
-{
-    if (out->file.kind != GM_OUTFILE_IN_PLACE)
-        return GM_OK;
-    for (int i = 0; i < s->nnames; i++) {
-        if (!s->open[i] || !gm_output_is_input(out, s->ins[i].fd))
-            continue;
-        int fd;
-        int rc = gm_temp_create(s->cfg->tmpdir, "gpumerge-in.", &fd, &spooled[i], st);
-        if (rc)
-            return rc;
-        char buf[1 << 16];
-        ssize_t got;
-        while ((got = read(s->ins[i].fd, buf, sizeof buf)) != 0) {
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got < 0 || write(fd, buf, (size_t)got) != got) {
-                int err = errno;
-                close(fd);
-                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->ins[i].shown, strerror(err));
-            }
-        }
-        lseek(fd, 0, SEEK_SET);
-        if (s->ins[i].fd > STDIN_FILENO)
-            close(s->ins[i].fd);
-        s->ins[i].fd = fd;
-    }
-    return GM_OK;
-}
-
 int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
                   gm_stream_stats *stats, gm_status *st)
 {
@@ -976,19 +940,16 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     }
     gm_output out;
     gm_writer w;
-    char **spooled = calloc((size_t)nnames, sizeof *spooled);
     int have_out = 0;
-    if (!rc && !spooled)
-        rc = gm_fail(st, GM_ENOMEM, "out of memory");
     if (!rc && op != GM_OP_CHECK) {
-        rc = gm_output_open_sized(&out, cfg->output, regular_bytes, st);
+        /* An output written in place goes to a spool in -T's folder first: an input
+         * that is the output is read whole before any of its bytes changes. */
+        rc = gm_output_open_sized(&out, cfg->output, regular_bytes, cfg->tmpdir, st);
         have_out = !rc;
         gm_writer_init(&w, &out, cfg->unique, s.nthreads);
         w.mem = s.budget / THREAD_SHARE;
         w.eol = cfg->zero_terminated ? '\0' : '\n';
         s.w = &w;
-        if (!rc && op == GM_OP_MERGE)
-            rc = spool_aliases(&s, &out, spooled, st);
         /* The output is no longer than the regular inputs: its space is reserved
          * on a thread of its own while they are read, parsed and sorted. */
         if (!rc && regular_bytes > 0)
@@ -1040,12 +1001,6 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         stats->mapped = w.map;
     }
     double a = gm_now();
-    for (int i = 0; spooled && i < nnames; i++) {
-        if (spooled[i])
-            gm_temp_remove(spooled[i]);
-        free(spooled[i]);
-    }
-    free(spooled);
     if (!rc)
         progress(&s, 1);
     free(s.ins);

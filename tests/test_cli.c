@@ -156,7 +156,7 @@ Test(cli, output_through_the_mapping, .timeout = 300)
     same_as_sort(dir, "sort", "--parallel=4 -S 1M in -o out && cat out", "-n in");
     same_as_sort(dir, "sort", "--parallel=4 b - -o out < in && cat out", "-n b in");
     same_as_sort(dir, "merge", "--parallel=4 -S 1M a b -o out && cat out", "-m -n a b");
-    /* b has another link: written in place, after being spooled as an input */
+    /* b has another link: written in place, from a spool, b read whole first */
     same_as_sort(dir, "merge", "--parallel=4 -u -S 1M a b -o b && cat b2",
                  "-m -n -u a bcopy");
     free(dir);
