@@ -9,7 +9,6 @@
  */
 #include "numcmp.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,8 +123,7 @@ uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
 }
 
 /* -g's value of a key: strtold on a terminated copy (the key's bytes go on into
- * the rest of the line). Returns 0 on a conversion error. The value is stored
- * into zeroed bytes so that NaNs can be ordered by their bytes. */
+ * the rest of the line). Returns 0 on a conversion error. */
 static int general_value(const uc *s, size_t len, long double *v)
 {
     char stack[128];
@@ -141,20 +139,12 @@ static int general_value(const uc *s, size_t len, long double *v)
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
-    memset(v, 0, sizeof *v);
     *v = strtold(buf, &end);
     int ok = end != buf;
     if (buf != stack)
         free(buf);
     return ok;
 }
-
-/* The bytes of a long double that hold its value (x86's 80-bit format pads). */
-#if LDBL_MANT_DIG == 64
-#define LDBL_VALUE_BYTES 10
-#else
-#define LDBL_VALUE_BYTES sizeof(long double)
-#endif
 
 int gm_general_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
 {
@@ -174,7 +164,10 @@ int gm_general_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
         return -1; /* x is a NaN */
     if (x == x)
         return 1;
-    return memcmp(&x, &y, LDBL_VALUE_BYTES);
+    /* two NaNs: by their printed forms, "-nan" < "nan", as coreutils 9.2 and
+     * later order them (9.1 compares their bytes, padding included, which does
+     * not repeat from one run to the next) */
+    return (signbit(y) != 0) - (signbit(x) != 0);
 }
 
 uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
@@ -185,8 +178,8 @@ uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
         return 0;
     }
     if (isnan(x)) {
-        *exact = 0;
-        return 1;
+        *exact = 1;
+        return signbit(x) ? 1 : 2;
     }
     if (x == 0)
         x = 0; /* -0 equals 0 */
@@ -194,7 +187,7 @@ uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
     *exact = (long double)d == x;
-    /* negative numbers: all bits flipped; the smallest, -inf, stays above 1 */
+    /* negative numbers: all bits flipped; the smallest, -inf, stays above 2 */
     return bits >> 63 ? ~bits : bits | 1ull << 63;
 }
 
