@@ -5,7 +5,8 @@
  * zeros), -g converts with strtold, -h puts the SI unit first. Each order also has
  * a 64-bit encoding whose unsigned order follows it, in the manner of DuckDB's
  * normalised sort keys: -n is a header byte (sign and count of integer digits)
- * and the first 16 significant digits as one binary number.
+ * and the first 16 significant digits as one binary number below it, all of it
+ * complemented for a negative number.
  */
 #include "numcmp.h"
 
@@ -79,47 +80,58 @@ int gm_num_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
     return num_cmp_parsed(&x, &y);
 }
 
-/* Eight ASCII digits, the first most significant, to their value: three
- * multiply-and-shift steps pair digits into 2, 4 and 8-digit numbers. */
-static uint64_t digits8(const uc *s)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | s[i];
-    v -= 0x3030303030303030ull;
-    v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
-    v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
-    return (v * 10000 + (v >> 32)) & 0xffffffffull;
-}
-
 /* Integer digits past this count saturate the encoding. */
 #define NUM_MAX_INT_DIGITS 125
+/* Significant digits the encoding holds: 10^16 < 2^56. */
+#define NUM_DIGITS 16
 
+static const uint64_t pow10_table[NUM_DIGITS + 1] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+};
+
+/* One pass over the number: the first 16 significant digits are gathered into d
+ * as they are read (a digit past them only counts), so that the common short
+ * number costs one loop per part and a multiply per digit. */
 uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
 {
-    num n = num_parse(s, len);
-    size_t total = n.il + n.fl;
-    if (total == 0) {
+    const uc *p = s, *e = s + len;
+    while (p < e && is_blank(*p))
+        p++;
+    int neg = p < e && *p == '-';
+    p += neg;
+    while (p < e && *p == '0')
+        p++;
+    uint64_t d = 0;
+    size_t nd = 0; /* digits gathered into d */
+    const uc *ip = p;
+    for (; p < e && is_digit(*p); p++)
+        if (nd < NUM_DIGITS)
+            d = d * 10 + (uint64_t)(*p - '0'), nd++;
+    size_t il = (size_t)(p - ip), sig = il; /* sig: up to the last nonzero digit */
+    if (p < e && *p == '.') {
+        const uc *fp = ++p;
+        for (; p < e && is_digit(*p); p++) {
+            if (nd < NUM_DIGITS)
+                d = d * 10 + (uint64_t)(*p - '0'), nd++;
+            if (*p != '0')
+                sig = il + (size_t)(p - fp) + 1;
+        }
+    }
+    if (sig == 0) { /* zero, whatever its sign */
         *exact = 1;
         return 0x80ull << 56;
     }
     uint64_t enc;
-    if (n.il > NUM_MAX_INT_DIGITS) {
+    if (il > NUM_MAX_INT_DIGITS) {
         enc = ~0ull;
         *exact = 0;
     } else {
-        /* the first 16 significant digits, padded with zeros */
-        uc buf[16];
-        memset(buf, '0', sizeof buf);
-        size_t ki = n.il < 16 ? n.il : 16;
-        memcpy(buf, n.ip, ki);
-        size_t kf = n.fl < 16 - ki ? n.fl : 16 - ki;
-        memcpy(buf + ki, n.fp, kf);
-        uint64_t d = digits8(buf) * 100000000ull + digits8(buf + 8);
-        enc = (uint64_t)(0x81 + n.il) << 56 | d;
-        *exact = total <= 16;
+        enc = (uint64_t)(0x81 + il) << 56 | d * pow10_table[NUM_DIGITS - nd];
+        *exact = sig <= NUM_DIGITS;
     }
-    return n.neg ? ~enc : enc;
+    return neg ? ~enc : enc;
 }
 
 /* -g's value of a key: strtold on a terminated copy (the key's bytes go on into
