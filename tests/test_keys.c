@@ -160,6 +160,62 @@ Test(keys, unsupported_flags_named)
     cr_assert_str_eq(st.msg, "stray character in field spec: invalid field specification '1dz'");
 }
 
+/* Random -k arguments from the bytes that matter: sort accepts what we accept
+ * (flags aside that gpumerge refuses), and refuses with our message. */
+Test(keys, random_specs_against_sort, .timeout = 60)
+{
+    static const char alphabet[] = "0123456789..,,bnghr +-xdM";
+    enum { N = 400 };
+    rng r;
+    rng_seed(&r, 4242);
+    char specs[N][12];
+    char *dir = scratch_dir(), *path = path_in(dir, "specs");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < N; i++) {
+        int n = 1 + (int)rng_range(&r, 0, 9);
+        for (int k = 0; k < n; k++)
+            specs[i][k] = alphabet[rng_range(&r, 0, (int64_t)sizeof alphabet - 2)];
+        specs[i][n] = '\0';
+        if (rng_range(&r, 0, 2) == 0) /* most start with a field number */
+            specs[i][0] = (char)('1' + rng_range(&r, 0, 3));
+        fprintf(f, "%s\n", specs[i]);
+    }
+    fclose(f);
+    cmd_result res = run_sh(dir, "while IFS= read -r k; do e=$(LC_ALL=C sort -k \"$k\" "
+                                 "</dev/null 2>&1); echo \"$?|$e\"; done <specs");
+    char *line = res.out, *save = NULL;
+    int accepted = 0;
+    for (int i = 0; i < N; i++, line = NULL) {
+        char *got = strtok_r(line, "\n", &save);
+        cr_assert_not_null(got);
+        gm_keyspec ks;
+        gm_keyspec_init(&ks);
+        gm_status st = { GM_OK, "" };
+        int rc = gm_keyspec_parse_key(&ks, specs[i], &st);
+        if (got[0] == '0') {
+            accepted++;
+            if (strpbrk(specs[i], "dM"))
+                cr_assert(rc == GM_EUSAGE && strstr(st.msg, "is not supported"), "'%s'",
+                          specs[i]);
+            else
+                cr_assert_eq(rc, GM_OK, "'%s': sort accepts it, we say %s", specs[i], st.msg);
+        } else {
+            cr_assert_eq(rc, GM_EUSAGE, "'%s': sort says %s", specs[i], got);
+            if (strstr(st.msg, "is not supported")) /* sort: d and M incompatible */
+                cr_assert(strstr(got, "are incompatible"), "'%s': sort says %s", specs[i],
+                          got);
+            else
+                cr_assert_str_eq(got + 2 + strlen("sort: "), st.msg, "'%s'", specs[i]);
+        }
+    }
+    cr_assert_gt(accepted, N / 10);
+    cr_assert_lt(accepted, N - N / 10);
+    cmd_free(&res);
+    free(path);
+    free(dir);
+}
+
 typedef struct {
     const char *arg;
     size_t sword, schar, eword, echar;
