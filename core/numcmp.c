@@ -26,7 +26,6 @@ typedef struct num {
     const uc *ip, *fp;
     size_t il, fl;
     int neg;
-    const uc *end; /* the first byte after the number */
 } num;
 
 static num num_parse(const uc *s, size_t len)
@@ -53,7 +52,6 @@ static num num_parse(const uc *s, size_t len)
         while (n.fl && n.fp[n.fl - 1] == '0')
             n.fl--;
     }
-    n.end = p;
     if (!n.il && !n.fl)
         n.neg = 0;
     return n;
