@@ -430,16 +430,27 @@ static int set_order(gm_cli *cli, parse_state *ps, int c, gm_status *st)
     static const gm_order orders[] = { GM_ORDER_GENERAL, GM_ORDER_HUMAN, GM_ORDER_NUMERIC };
     int at = (int)(strchr(letters, c) - letters);
     ps->orders[at] = (char)c;
+    (void)st;
+    cli->keyspec.order = orders[at];
+    cli->keyspec.order_given = 1;
+    return GM_OK;
+}
+
+/* Two global orders are refused as sort refuses them: where a key takes the
+ * global options (no -k, or a key without flags of its own). */
+static int check_orders(const gm_cli *cli, const parse_state *ps, gm_status *st)
+{
     char both[8];
     int n = 0;
     for (int i = 0; i < 3; i++)
         if (ps->orders[i])
             both[n++] = ps->orders[i];
     both[n] = '\0';
-    if (n > 1)
+    int inherits = cli->keyspec.nkeys == 0;
+    for (int i = 0; i < cli->keyspec.nkeys; i++)
+        inherits |= !cli->keyspec.keys[i].has_flags;
+    if (n > 1 && inherits)
         return die(st, "options '-%s' are incompatible", both);
-    cli->keyspec.order = orders[at];
-    cli->keyspec.order_given = 1;
     return GM_OK;
 }
 
@@ -771,6 +782,8 @@ static int finish(gm_cli *cli, parse_state *ps, gm_status *st)
                  "integer each", keyed);
         return die(st, "%s", msg);
     }
+    if (check_orders(cli, ps, st))
+        return st->code;
     gm_keyspec_finish(&cli->keyspec);
     cfg->keyspec = &cli->keyspec;
     return GM_OK;
