@@ -53,7 +53,8 @@ struct rec_run {
     unsigned char *open, *drained;
     char **spooled;               /* temporary copies of inputs that are the output */
     gm_recsink *out;
-    int runs, passes;             /* for -v */
+    int runs, passes;             /* for -v: */
+    double read, split, sort, write; /* seconds in the stages of a sort */
 };
 
 static size_t clamp_size(size_t v, size_t lo, size_t hi)
@@ -179,7 +180,7 @@ static size_t chunk_memory(const struct chunk *c)
     return c->bytes + 2 * c->recs.n * sizeof(gm_rec);
 }
 
-static int chunk_add(struct chunk *c, gm_lines_block *b, const struct rec_run *r,
+static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
                      gm_status *st)
 {
     if (c->nblocks == c->cap) {
@@ -199,15 +200,17 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, const struct rec_run *r
 
 /* Sorts the chunk's records (a scratch array of as many is allocated and freed
  * here). */
-static int chunk_sort(struct chunk *c, const struct rec_run *r, gm_status *st)
+static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
 {
     if (c->recs.n < 2)
         return GM_OK;
+    double a = gm_now();
     gm_rec *scratch = gm_buf_alloc(c->recs.n * sizeof *scratch, "sorting", st);
     if (!scratch)
         return GM_ENOMEM;
     gm_recsort(r->ks, c->recs.r, scratch, c->recs.n, r->nthreads);
     gm_buf_free(scratch);
+    r->sort += gm_now() - a;
     return GM_OK;
 }
 
@@ -245,9 +248,13 @@ static int sort_op(struct rec_run *r, gm_status *st)
         while (!rc && !r->srcs[i].done) {
             gm_lines_block *b;
             size_t w = r->srcs[i].regular ? want : clamp_size(want, MIN_BLOCK, STREAM_BLOCK);
+            double a = gm_now();
             rc = gm_lines_read(&r->srcs[i], w, 0, r->nthreads, &b, st);
+            double m = gm_now();
+            r->read += m - a;
             if (!rc && b)
                 rc = chunk_add(&c, b, r, st);
+            r->split += gm_now() - m;
             if (!rc && chunk_memory(&c) > r->budget)
                 rc = spill(&c, r, &runs, &nruns, &cap, st);
         }
@@ -256,8 +263,10 @@ static int sort_op(struct rec_run *r, gm_status *st)
     if (!rc && nruns == 0) {
         /* Everything fits: sorted in memory, no temporary file. */
         rc = chunk_sort(&c, r, st);
+        double a = gm_now();
         if (!rc)
             rc = gm_recsink_put_all(r->out, c.recs.r, c.recs.n, st);
+        r->write += gm_now() - a;
     } else if (!rc) {
         if (c.recs.n > 0)
             rc = spill(&c, r, &runs, &nruns, &cap, st);
@@ -441,9 +450,11 @@ int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nname
     free(r.drained);
     free(r.spooled);
     gm_say(cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
-           "%d run%s, %d merge pass%s, %.3f s",
+           "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
+           "write %.3f)",
            op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", nnames,
            nnames == 1 ? "" : "s", r.nthreads, r.nthreads == 1 ? "" : "s", r.budget, r.runs,
-           r.runs == 1 ? "" : "s", r.passes, r.passes == 1 ? "" : "es", gm_now() - started);
+           r.runs == 1 ? "" : "s", r.passes, r.passes == 1 ? "" : "es", gm_now() - started,
+           r.read, r.split, r.sort, r.write);
     return rc;
 }

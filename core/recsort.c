@@ -184,11 +184,14 @@ static void msd(const struct ctx *c, enum level lv, gm_rec *src, gm_rec *dst, si
 
 struct par {
     const struct ctx *c;
+    enum level lv;
     gm_rec *src, *dst;
     size_t n;
     int slices;
     int shift;
     uint64_t diff[MAX_SLICES];
+    int inexact[MAX_SLICES];
+    int lo_bit, bits;          /* combine: the prefixes' varying bits */
     size_t (*hist)[256];       /* per slice */
     size_t bucket_at[257];
     int order[256];            /* buckets, largest first */
@@ -207,10 +210,27 @@ static void par_diff(void *ctx, int s)
     struct par *p = ctx;
     size_t lo, hi;
     slice_range(p, s, &lo, &hi);
-    uint64_t first = p->src[0].prefix, d = 0;
-    for (size_t i = lo; i < hi; i++)
+    uint64_t first = p->src[0].prefix, d = 0, inexact = 0;
+    for (size_t i = lo; i < hi; i++) {
         d |= p->src[i].prefix ^ first;
+        inexact |= p->src[i].ref;
+    }
     p->diff[s] = d;
+    p->inexact[s] = (inexact & GM_REC_INEXACT) != 0;
+}
+
+/* The prefix's varying bits, then as many of the line's first bytes as fit. */
+static void par_combine(void *ctx, int s)
+{
+    struct par *p = ctx;
+    size_t lo, hi;
+    slice_range(p, s, &lo, &hi);
+    uint64_t mask = p->bits ? (~UINT64_C(0) >> (64 - p->bits)) : 0;
+    for (size_t i = lo; i < hi; i++) {
+        gm_rec *r = &p->src[i];
+        uint64_t key = p->bits ? ((r->prefix >> p->lo_bit) & mask) << (64 - p->bits) : 0;
+        r->prefix = key | head8(p->c, r) >> p->bits;
+    }
 }
 
 static void par_hist(void *ctx, int s)
@@ -239,11 +259,8 @@ static void par_bucket(void *ctx, int t)
     struct par *p = ctx;
     int b = p->order[p->nbig + t];
     size_t lo = p->bucket_at[b], n = p->bucket_at[b + 1] - lo;
-    msd(p->c, FULL, p->dst + lo, p->src + lo, n, !p->to_dst);
+    msd(p->c, p->lv, p->dst + lo, p->src + lo, n, !p->to_dst);
 }
-
-static void par_msd(const struct ctx *c, gm_rec *src, gm_rec *dst, size_t n, int to_dst,
-                    int nthreads);
 
 static int by_size_desc(const void *x, const void *y, void *arg)
 {
@@ -253,8 +270,34 @@ static int by_size_desc(const void *x, const void *y, void *arg)
     return na < nb ? 1 : na > nb ? -1 : a - b;
 }
 
-static void par_msd(const struct ctx *c, gm_rec *src, gm_rec *dst, size_t n, int to_dst,
-                    int nthreads)
+/* Where the records' order is their key's, then the last resort on whole lines,
+ * and every prefix is exact: the prefixes become one key of their varying bits
+ * followed by the lines' first bytes, so that the radix sort also orders most
+ * lines of equal keys (without visiting their bytes again), and the comparison
+ * after equal prefixes is the last resort alone. Returns whether it did. */
+static int combine(struct par *p, uint64_t *diff, int nthreads)
+{
+    int inexact = 0;
+    for (int s = 0; s < p->slices; s++)
+        inexact |= p->inexact[s];
+    if (p->lv != FULL || inexact || !p->c->last_resort_only || p->c->no_last_resort)
+        return 0;
+    p->lo_bit = *diff ? __builtin_ctzll(*diff) : 0;
+    p->bits = *diff ? 64 - __builtin_clzll(*diff) - p->lo_bit : 0;
+    if (p->bits > 56)
+        return 0; /* no room for a byte of the line */
+    gm_parallel_for(nthreads, p->slices, par_combine, p);
+    gm_parallel_for(nthreads, p->slices, par_diff, p);
+    *diff = 0;
+    for (int s = 0; s < p->slices; s++)
+        *diff |= p->diff[s];
+    p->lv = LAST;
+    return 1;
+}
+
+/* msd on nthreads threads: the first scatter by slices, then the buckets. */
+static void par_msd(const struct ctx *c, enum level lv, gm_rec *src, gm_rec *dst, size_t n,
+                    int to_dst, int nthreads)
 {
     struct par *p = malloc(sizeof *p);
     size_t (*hist)[256] = NULL;
@@ -264,17 +307,18 @@ static void par_msd(const struct ctx *c, gm_rec *src, gm_rec *dst, size_t n, int
     if (nthreads < 2 || n < PAR_MIN || !p || !hist) {
         free(p);
         free(hist);
-        msd(c, FULL, src, dst, n, to_dst);
+        msd(c, lv, src, dst, n, to_dst);
         return;
     }
-    *p = (struct par){ .c = c, .src = src, .dst = dst, .n = n, .slices = slices,
+    *p = (struct par){ .c = c, .lv = lv, .src = src, .dst = dst, .n = n, .slices = slices,
                        .hist = hist, .to_dst = to_dst };
     gm_parallel_for(nthreads, slices, par_diff, p);
     uint64_t diff = 0;
     for (int s = 0; s < slices; s++)
         diff |= p->diff[s];
+    combine(p, &diff, nthreads);
     if (diff == 0) {
-        tie_group(c, FULL, src, dst, n, to_dst);
+        tie_group(c, p->lv, src, dst, n, to_dst);
         free(hist);
         free(p);
         return;
@@ -310,7 +354,7 @@ static void par_msd(const struct ctx *c, gm_rec *src, gm_rec *dst, size_t n, int
     for (int t = 0; t < nbig; t++) {
         int b = p->order[t];
         size_t lo = p->bucket_at[b];
-        par_msd(c, dst + lo, src + lo, p->bucket_at[b + 1] - lo, !to_dst, nthreads);
+        par_msd(c, p->lv, dst + lo, src + lo, p->bucket_at[b + 1] - lo, !to_dst, nthreads);
     }
     p->nbig = nbig;
     gm_parallel_for(nthreads, nonempty - nbig, par_bucket, p);
@@ -320,8 +364,8 @@ static void par_msd(const struct ctx *c, gm_rec *src, gm_rec *dst, size_t n, int
 
 void gm_recsort(const gm_keyspec *ks, gm_rec *a, gm_rec *scratch, size_t n, int nthreads)
 {
-    struct ctx c = { ks, ks->eol, ks->nkeys <= 1, ks->stable || ks->unique };
-    par_msd(&c, a, scratch, n, 0, nthreads);
+    struct ctx c = { ks, ks->eol, ks->nkeys == 1, ks->stable || ks->unique };
+    par_msd(&c, FULL, a, scratch, n, 0, nthreads);
 }
 
 /* ------------------------------------------------------------------ order */
