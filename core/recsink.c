@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "recsink.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ enum {
     WINDOW = 1 << 18,  /* records gathered at a time */
     PIECES = 64,       /* at most, per window */
     MIN_CAP = 64 << 10,
+    PREFETCH = 16,     /* lines ahead whose first bytes are asked for early */
 };
 
 void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
@@ -132,6 +134,7 @@ struct gather {
     int pieces;
     unsigned char *keep;     /* -u: which records stay (NULL: all) */
     const gm_rec *before;    /* -u: the line kept before the window */
+    unsigned char *out;      /* where the window's lines go */
     size_t bytes[PIECES + 1];
     size_t kept[PIECES];
 };
@@ -167,9 +170,11 @@ static void gather_copy(void *ctx, int p)
     struct gather *g = ctx;
     size_t lo, hi;
     piece_range(g, p, &lo, &hi);
-    unsigned char *out = g->k->buf + g->k->len + g->bytes[p];
+    unsigned char *out = g->out + g->bytes[p];
     char eol = g->k->ks->eol;
     for (size_t i = lo; i < hi; i++) {
+        if (i + PREFETCH < hi)
+            __builtin_prefetch(gm_rec_line(&g->r[i + PREFETCH]));
         if (g->keep && !g->keep[i])
             continue;
         size_t len = gm_rec_len(&g->r[i], eol) + 1;
@@ -178,11 +183,68 @@ static void gather_copy(void *ctx, int p)
     }
 }
 
+/* Writes one gathered window, on a thread of its own while the next is
+ * gathered. */
+struct window_write {
+    gm_recsink *k;
+    const unsigned char *buf;
+    size_t len;
+    int rc;
+    gm_status st;
+    pthread_t tid;
+    int running;
+};
+
+static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    if (k->w)
+        return gm_writer_put_text(k->w, (const char *)buf, len, st);
+    int err = gm_write_all(k->fd, buf, len);
+    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
+}
+
+static void *window_writer(void *arg)
+{
+    struct window_write *ww = arg;
+    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
+    return NULL;
+}
+
+/* Waits for the window being written; its error, if any, into st. */
+static int window_join(struct window_write *ww, gm_status *st)
+{
+    if (!ww->running)
+        return GM_OK;
+    pthread_join(ww->tid, NULL);
+    ww->running = 0;
+    if (ww->rc && st)
+        *st = ww->st;
+    return ww->rc;
+}
+
+static int window_start(struct window_write *ww, const unsigned char *buf, size_t len,
+                        gm_status *st)
+{
+    ww->buf = buf;
+    ww->len = len;
+    ww->rc = GM_OK;
+    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
+    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
+}
+
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
 {
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
+    unsigned char *bufs[2] = { NULL, NULL };
+    size_t caps[2] = { 0, 0 };
+    struct window_write ww = { .k = k };
+    int cur = 0;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
+    if (!rc)
+        rc = gm_recsink_flush(k, st); /* lines put one by one before these */
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
         *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
                               .keep = keep };
@@ -196,27 +258,53 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
             total += b;
             kept += g->kept[p];
         }
-        if (k->buf && k->len + total > k->cap)
-            rc = gm_recsink_flush(k, st);
-        if (!rc)
-            rc = grow(k, k->len + total, st);
-        if (rc)
-            break;
+        if (total > caps[cur]) { /* the other buffer may be being written */
+            gm_buf_free(bufs[cur]);
+            caps[cur] = total + total / 4;
+            bufs[cur] = gm_buf_alloc(caps[cur], "output", st);
+            if (!bufs[cur]) {
+                rc = GM_ENOMEM;
+                break;
+            }
+        }
+        g->out = bufs[cur];
         gm_parallel_for(k->nthreads, g->pieces, gather_copy, g);
         /* the last line kept, for -u across windows: the window's last kept one */
         for (size_t i = g->n; k->unique && i-- > 0;) {
             if (keep[i]) {
                 size_t len = gm_rec_len(&g->r[i], k->ks->eol);
                 k->last_rec.prefix = g->r[i].prefix;
-                k->last_rec.ref = gm_rec_make_ref(k->buf + k->len + total - len - 1, len,
+                k->last_rec.ref = gm_rec_make_ref(bufs[cur] + total - len - 1, len,
                                                   gm_rec_is_exact(&g->r[i]));
                 k->have_last = 1;
                 break;
             }
         }
-        k->len += total;
         k->lines += (int64_t)kept;
+        k->bytes += (int64_t)total;
+        rc = window_join(&ww, st);
+        if (!rc)
+            rc = window_start(&ww, bufs[cur], total, st);
+        cur ^= 1;
     }
+    int wrc = window_join(&ww, rc ? NULL : st);
+    if (!rc)
+        rc = wrc;
+    /* the last line kept moves out of the window buffers */
+    if (!rc && k->unique && k->have_last) {
+        k->len = 0;
+        rc = grow(k, gm_rec_len(&k->last_rec, k->ks->eol) + 1, st);
+        if (!rc) {
+            size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
+            memcpy(k->buf, gm_rec_line(&k->last_rec), len + 1);
+            k->len = len + 1;
+            k->last_rec.ref = gm_rec_make_ref(k->buf, len, gm_rec_is_exact(&k->last_rec));
+            rc = save_last(k, st);
+            k->len = 0;
+        }
+    }
+    gm_buf_free(bufs[0]);
+    gm_buf_free(bufs[1]);
     free(g);
     free(keep);
     return rc;
