@@ -4,7 +4,11 @@
  * speed of shuf and awk. A xorshift64* generator (Vigna) seeded from the command
  * line, so a run is reproducible.
  *
- * Usage: gen [-w] N [SEED]
+ * With -c it writes N CSV records "id,ts,payload" instead (about 47 bytes a line:
+ * an 8-digit id, a 10-digit epoch second within one day, so that many lines share
+ * a second, and 26 random letters), the records path's benchmark input.
+ *
+ * Usage: gen [-w | -c] N [SEED]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,13 +44,31 @@ static char *put(char *p, int64_t v)
     return p;
 }
 
+/* Writes one CSV record at p and returns the end. */
+static char *put_csv(char *p)
+{
+    uint64_t r = next();
+    p += sprintf(p, "%08llu,%llu,", (unsigned long long)(10000000 + r % 90000000),
+                 (unsigned long long)(1700000000 + (r >> 32) % 86400));
+    uint64_t letters = next();
+    for (int i = 0; i < 26; i++) {
+        if (i == 13)
+            letters = next();
+        *p++ = (char)('a' + letters % 26);
+        letters /= 26;
+    }
+    *p++ = '\n';
+    return p;
+}
+
 int main(int argc, char **argv)
 {
     int wide = argc > 1 && strcmp(argv[1], "-w") == 0;
-    argv += wide;
-    argc -= wide;
+    int csv = argc > 1 && strcmp(argv[1], "-c") == 0;
+    argv += wide + csv;
+    argc -= wide + csv;
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: gen [-w] N [SEED]\n");
+        fprintf(stderr, "usage: gen [-w | -c] N [SEED]\n");
         return 2;
     }
     long long n = atoll(argv[1]);
@@ -54,9 +76,13 @@ int main(int argc, char **argv)
     static char buf[1 << 20];
     size_t at = 0;
     for (long long i = 0; i < n; i++) {
-        uint64_t r = next();
-        at = (size_t)(put(buf + at, wide ? (int64_t)r : (int32_t)(r >> 32)) - buf);
-        if (at > sizeof buf - 32 || i == n - 1) {
+        if (csv) {
+            at = (size_t)(put_csv(buf + at) - buf);
+        } else {
+            uint64_t r = next();
+            at = (size_t)(put(buf + at, wide ? (int64_t)r : (int32_t)(r >> 32)) - buf);
+        }
+        if (at > sizeof buf - 64 || i == n - 1) {
             if (fwrite(buf, 1, at, stdout) != at) {
                 perror("gen: write");
                 return 2;

@@ -1,0 +1,354 @@
+/*
+ * lines.c - blocks of whole lines and the records that point into them (see
+ * lines.h). A regular file is read by preads on the pool's threads, a pipe by
+ * read(2)s; the partial line at a block's end is carried to the front of the
+ * next block, and a line longer than a block grows it, as coreutils' sort's
+ * fillbuf does. Splitting a block into records counts each piece's lines first so
+ * that every piece knows where its records go, then makes the prefixes of all the
+ * pieces in parallel.
+ */
+#define _GNU_SOURCE
+#include "lines.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "util.h"
+
+enum {
+    PREAD_PIECE = 1 << 20,   /* a regular file is read a megabyte or more a task */
+    SPLIT_PIECE = 256 << 10, /* a block is split into records this much a task */
+    MIN_WANT = 4 << 10,
+};
+
+void gm_lines_block_ref(gm_lines_block *b)
+{
+    __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+}
+
+void gm_lines_block_unref(gm_lines_block *b)
+{
+    if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    gm_buf_free(b->data);
+    free(b);
+}
+
+size_t gm_rec_long_len(const unsigned char *line, char eol)
+{
+    return (size_t)((const unsigned char *)rawmemchr(line, (unsigned char)eol) - line);
+}
+
+int gm_recs_reserve(gm_recs *v, size_t extra, gm_status *st)
+{
+    if (v->n + extra <= v->cap)
+        return GM_OK;
+    size_t cap = v->cap ? v->cap : 1024;
+    while (cap < v->n + extra)
+        cap *= 2;
+    gm_rec *r = v->r ? gm_buf_resize(v->r, cap * sizeof *r, "records", st)
+                     : gm_buf_alloc(cap * sizeof *r, "records", st);
+    if (!r)
+        return GM_ENOMEM;
+    v->r = r;
+    v->cap = cap;
+    return GM_OK;
+}
+
+void gm_recs_free(gm_recs *v)
+{
+    gm_buf_free(v->r);
+    v->r = NULL;
+    v->n = v->cap = 0;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+int gm_lines_size(int fd, int64_t *size)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return 0;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    if (at < 0)
+        return 0;
+    *size = sb.st_size > at ? (int64_t)(sb.st_size - at) : 0;
+    return 1;
+}
+
+static void src_init(gm_lines_src *s, int fd, char eol)
+{
+    s->fd = fd;
+    s->eol = eol;
+    int64_t size;
+    if (fd >= 0 && gm_lines_size(fd, &size)) {
+        s->regular = 1;
+        s->off = (int64_t)lseek(fd, 0, SEEK_CUR);
+        s->left = size;
+    }
+}
+
+int gm_lines_open(gm_lines_src *s, const char *name, char eol, int drained, gm_status *st)
+{
+    memset(s, 0, sizeof *s);
+    gm_input in; /* its opening and its messages */
+    int rc = gm_input_open(&in, name, st);
+    snprintf(s->shown, sizeof s->shown, "%s", in.shown);
+    if (rc) {
+        if (in.fd > STDIN_FILENO)
+            close(in.fd);
+        s->fd = -1;
+        return rc;
+    }
+    s->own_fd = in.fd != STDIN_FILENO;
+    src_init(s, in.fd, eol);
+    s->done = s->eof = drained;
+    return GM_OK;
+}
+
+void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char eol)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->shown, sizeof s->shown, "%s", shown);
+    s->own_fd = own;
+    src_init(s, fd, eol);
+}
+
+void gm_lines_close(gm_lines_src *s)
+{
+    free(s->carry);
+    s->carry = NULL;
+    s->carry_len = s->carry_cap = 0;
+    if (s->own_fd && s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    s->own_fd = 0;
+}
+
+struct pread_job {
+    int fd;
+    unsigned char *buf;
+    int64_t off;
+    size_t len;
+    int pieces;
+    int err;
+};
+
+static void pread_piece(void *ctx, int i)
+{
+    struct pread_job *j = ctx;
+    size_t lo = j->len * (size_t)i / (size_t)j->pieces;
+    size_t hi = j->len * (size_t)(i + 1) / (size_t)j->pieces;
+    int err = gm_pread_all(j->fd, j->buf + lo, hi - lo, j->off + (int64_t)lo);
+    if (err)
+        __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
+}
+
+/* Reads up to room bytes at buf: *got bytes, 0 at the end. */
+static int fill(gm_lines_src *s, unsigned char *buf, size_t room, int nthreads, size_t *got,
+                gm_status *st)
+{
+    *got = 0;
+    if (s->regular) {
+        size_t n = (int64_t)room < s->left ? room : (size_t)s->left;
+        if (n > 0) {
+            int pieces = (int)(n / PREAD_PIECE) + 1;
+            if (pieces > nthreads * 4)
+                pieces = nthreads * 4;
+            struct pread_job j = { s->fd, buf, s->off, n, pieces, 0 };
+            gm_parallel_for(nthreads, pieces, pread_piece, &j);
+            if (j.err < 0)
+                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
+            if (j.err)
+                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(j.err));
+            s->off += (int64_t)n;
+            s->left -= (int64_t)n;
+        }
+        if (s->left == 0) /* leave the offset where read(2) would */
+            lseek(s->fd, (off_t)s->off, SEEK_SET);
+        *got = n;
+        return GM_OK;
+    }
+    for (;;) {
+        ssize_t r = read(s->fd, buf, room);
+        if (r >= 0) {
+            *got = (size_t)r;
+            return GM_OK;
+        }
+        if (errno != EINTR)
+            return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(errno));
+    }
+}
+
+/* Keeps buf[from, to) as the carried partial line. */
+static int keep_carry(gm_lines_src *s, const unsigned char *from, size_t n, gm_status *st)
+{
+    if (n > s->carry_cap) {
+        unsigned char *c = realloc(s->carry, n);
+        if (!c)
+            return gm_fail(st, GM_ENOMEM, "out of memory reading %s", s->shown);
+        s->carry = c;
+        s->carry_cap = n;
+    }
+    memcpy(s->carry, from, n);
+    s->carry_len = n;
+    return GM_OK;
+}
+
+int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
+                  gm_lines_block **out, gm_status *st)
+{
+    *out = NULL;
+    if (s->done)
+        return GM_OK;
+    if (want < MIN_WANT)
+        want = MIN_WANT;
+    if (s->regular && (int64_t)want > s->left + 1)
+        want = (size_t)s->left + 1; /* the whole rest fits: no larger buffer */
+    size_t cap = s->carry_len + want + 1; /* + the last line's missing terminator */
+    unsigned char *buf = gm_buf_alloc(cap, "input", st);
+    if (!buf)
+        return GM_ENOMEM;
+    size_t filled = s->carry_len;
+    memcpy(buf, s->carry, s->carry_len);
+    s->carry_len = 0;
+    size_t searched = 0; /* no terminator in buf[0, searched) */
+    const unsigned char eol = (unsigned char)s->eol;
+    int rc = GM_OK;
+    while (!s->eof) {
+        if (filled == cap - 1) {
+            if (memrchr(buf + searched, eol, filled - searched))
+                break;
+            searched = filled;
+            unsigned char *b = gm_buf_resize(buf, cap * 2, "input", st);
+            if (!b) {
+                rc = GM_ENOMEM;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t got;
+        rc = fill(s, buf + filled, cap - 1 - filled, nthreads, &got, st);
+        if (rc)
+            break;
+        if (got == 0) {
+            s->eof = 1;
+            break;
+        }
+        filled += got;
+        if (eager && memchr(buf + filled - got, eol, got))
+            break;
+    }
+    if (rc) {
+        gm_buf_free(buf);
+        return rc;
+    }
+    size_t len = filled;
+    if (s->eof) {
+        s->done = 1;
+        if (filled > 0 && buf[filled - 1] != eol)
+            buf[len++] = eol; /* sort ends the last line */
+    } else {
+        const unsigned char *last = memrchr(buf, eol, filled);
+        len = (size_t)(last - buf) + 1;
+        rc = keep_carry(s, buf + len, filled - len, st);
+    }
+    gm_lines_block *b = rc || len == 0 ? NULL : malloc(sizeof *b);
+    if (!rc && len > 0 && !b)
+        rc = gm_fail(st, GM_ENOMEM, "out of memory reading %s", s->shown);
+    if (!b) {
+        gm_buf_free(buf);
+        return rc;
+    }
+    b->refs = 1;
+    b->len = len;
+    b->data = buf;
+    s->bytes += (int64_t)len;
+    *out = b;
+    return GM_OK;
+}
+
+/* ------------------------------------------------------------------ records */
+
+struct split_job {
+    const gm_keyspec *ks;
+    const unsigned char *data;
+    size_t len;
+    unsigned char eol;
+    int pieces;
+    size_t *bound;  /* pieces + 1 line starts */
+    size_t *count;  /* lines per piece, then the first record's index */
+    gm_rec *out;
+};
+
+static void split_count(void *ctx, int i)
+{
+    struct split_job *j = ctx;
+    const unsigned char *p = j->data + j->bound[i], *end = j->data + j->bound[i + 1];
+    size_t n = 0;
+    while (p < end && (p = memchr(p, j->eol, (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    j->count[i] = n;
+}
+
+static void split_fill(void *ctx, int i)
+{
+    struct split_job *j = ctx;
+    const unsigned char *p = j->data + j->bound[i], *end = j->data + j->bound[i + 1];
+    gm_rec *r = j->out + j->count[i];
+    while (p < end) {
+        const unsigned char *e = memchr(p, j->eol, (size_t)(end - p));
+        size_t len = (size_t)(e - p);
+        int exact = 0;
+        r->prefix = gm_line_prefix(j->ks, p, len, &exact);
+        r->ref = gm_rec_make_ref(p, len, exact);
+        r++;
+        p = e + 1;
+    }
+}
+
+int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
+                   gm_status *st)
+{
+    int pieces = (int)(b->len / SPLIT_PIECE) + 1;
+    if (pieces > nthreads * 16)
+        pieces = nthreads * 16;
+    size_t *mem = malloc(sizeof(size_t) * (2 * (size_t)pieces + 1));
+    if (!mem)
+        return gm_fail(st, GM_ENOMEM, "out of memory splitting lines");
+    struct split_job j = { ks, b->data, b->len, (unsigned char)ks->eol, pieces, mem,
+                           mem + pieces + 1, NULL };
+    /* Each boundary is moved to the start of the line it falls in. */
+    j.bound[0] = 0;
+    for (int i = 1; i < pieces; i++) {
+        size_t raw = b->len * (size_t)i / (size_t)pieces;
+        size_t at = j.bound[i - 1] > raw ? j.bound[i - 1] : raw;
+        const unsigned char *e = at > 0 ? memchr(b->data + at - 1, j.eol, b->len - at + 1) : NULL;
+        j.bound[i] = at == 0 ? 0 : (size_t)(e - b->data) + 1;
+    }
+    j.bound[pieces] = b->len;
+    gm_parallel_for(nthreads, pieces, split_count, &j);
+    size_t total = 0;
+    for (int i = 0; i < pieces; i++) {
+        size_t c = j.count[i];
+        j.count[i] = total;
+        total += c;
+    }
+    int rc = gm_recs_reserve(v, total, st);
+    if (!rc) {
+        j.out = v->r + v->n;
+        gm_parallel_for(nthreads, pieces, split_fill, &j);
+        v->n += total;
+    }
+    free(mem);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/*
+ * lines.h - the records path's input: blocks of whole lines read from files and
+ * pipes, owned by reference counts so that a block lives while records point into
+ * it, and the records themselves (a line's 64-bit key prefix and a reference to
+ * its bytes), made from a block on all cores.
+ *
+ * Every line in a block is followed by the end-of-line byte (the last line of an
+ * input that lacks one gets it, as sort writes it), so a line's bytes and its
+ * terminator can be copied out in one piece. A record is 16 bytes: the prefix
+ * (keys.h's gm_line_prefix) and a reference: the line's address in the low 48
+ * bits (user-space addresses fit in 48 bits on x86-64 and arm64 Linux), its length
+ * in the next 15 (a line of GM_REC_LONG bytes or more stores GM_REC_LONG, and its
+ * length is found from its terminator), and in the top bit whether the prefix is
+ * inexact (equal prefixes then say nothing of the first keys).
+ */
+#ifndef GM_LINES_H
+#define GM_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gm.h"
+
+/* A block of whole lines. refs is changed atomically; the last
+ * gm_lines_block_unref frees it. */
+typedef struct gm_lines_block {
+    int refs;
+    size_t len;          /* bytes of lines, each with its terminator */
+    unsigned char *data; /* gm_buf_alloc'd */
+} gm_lines_block;
+
+void gm_lines_block_ref(gm_lines_block *b);
+void gm_lines_block_unref(gm_lines_block *b);
+
+/* One line. */
+typedef struct gm_rec {
+    uint64_t prefix; /* gm_line_prefix of the line */
+    uint64_t ref;    /* address | length << 48 | inexact << 63 */
+} gm_rec;
+
+#define GM_REC_ADDR_MASK ((UINT64_C(1) << 48) - 1)
+#define GM_REC_LONG 0x7FFFu
+#define GM_REC_INEXACT (UINT64_C(1) << 63)
+
+static inline uint64_t gm_rec_make_ref(const unsigned char *line, size_t len, int exact)
+{
+    uint64_t l = len < GM_REC_LONG ? (uint64_t)len : GM_REC_LONG;
+    return (uint64_t)(uintptr_t)line | l << 48 | (exact ? 0 : GM_REC_INEXACT);
+}
+
+static inline int gm_rec_is_exact(const gm_rec *r)
+{
+    return !(r->ref & GM_REC_INEXACT);
+}
+
+/* The length of a line of GM_REC_LONG bytes or more, from its terminator. */
+size_t gm_rec_long_len(const unsigned char *line, char eol);
+
+static inline const unsigned char *gm_rec_line(const gm_rec *r)
+{
+    return (const unsigned char *)(uintptr_t)(r->ref & GM_REC_ADDR_MASK);
+}
+
+/* The line's length without its terminator eol. */
+static inline size_t gm_rec_len(const gm_rec *r, char eol)
+{
+    size_t n = (size_t)(r->ref >> 48) & GM_REC_LONG;
+    return n == GM_REC_LONG ? gm_rec_long_len(gm_rec_line(r), eol) : n;
+}
+
+/* A growable array of records (gm_buf_alloc'd). */
+typedef struct gm_recs {
+    gm_rec *r;
+    size_t n, cap;
+} gm_recs;
+
+/* Makes room for extra more records. Returns GM_OK or GM_ENOMEM. */
+int gm_recs_reserve(gm_recs *v, size_t extra, gm_status *st);
+void gm_recs_free(gm_recs *v);
+
+/* An input read as blocks of lines: a named file, standard input ("-"), or an
+ * open descriptor (a run). */
+typedef struct gm_lines_src {
+    char shown[512];  /* the name as messages show it */
+    int fd;           /* -1 once closed */
+    int own_fd;       /* close fd at the end */
+    char eol;
+    int regular;      /* read with preads from off, left bytes known */
+    int64_t off, left;
+    int eof;          /* nothing more to read from fd */
+    int done;         /* the last block has been handed out */
+    unsigned char *carry; /* a partial line read after the last block's end */
+    size_t carry_len, carry_cap;
+    int64_t bytes;    /* bytes handed out */
+} gm_lines_src;
+
+/* Opens name ("-": standard input) for reading as gm_input_open does. Returns
+ * GM_OK or GM_EIO ("cannot read: NAME: REASON"). drained: a second "-", which
+ * reads nothing. */
+int gm_lines_open(gm_lines_src *s, const char *name, char eol, int drained, gm_status *st);
+
+/* Reads from fd (owned by the source when own is set) from its current offset. */
+void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char eol);
+
+/* The next block: about want bytes of whole lines (more when one line is longer),
+ * read by preads on nthreads threads for a regular file. eager: a pipe's block
+ * ends at the first read that completes a line (a merge streams), else it is
+ * filled to want. *out is NULL after the last line. Returns GM_OK, GM_EIO
+ * ("cannot read: NAME: REASON", "NAME: file changed while reading") or
+ * GM_ENOMEM. */
+int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
+                  gm_lines_block **out, gm_status *st);
+
+/* Whether fd is a regular file whose remaining size is known: then *size. */
+int gm_lines_size(int fd, int64_t *size);
+
+/* Releases the carried bytes and the descriptor (when owned). Safe twice. */
+void gm_lines_close(gm_lines_src *s);
+
+/* Appends the records of every line of b (in order) to v, their prefixes made on
+ * nthreads threads. Returns GM_OK or GM_ENOMEM. */
+int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
+                   gm_status *st);
+
+#endif

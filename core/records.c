@@ -1,0 +1,460 @@
+/*
+ * records.c - gm_records_run (records.h): merge, sort and check of any lines by a
+ * gm_keyspec. The inputs are all opened before anything is written (a missing
+ * one stops the run first), the output is opened next (core/output: safe -o).
+ *
+ *   sort   blocks of lines are read and split into records until the chunk (its
+ *          text and twice its records) fills the budget (-S); a full chunk is
+ *          sorted (recsort.c) and written as a run (recrun.c); at the end a
+ *          chunk alone is sorted in memory and gathered into the output, or the
+ *          runs are merged with the fan-in in passes, the last into the output.
+ *   merge  the inputs are merged as they are read (recmerge.c), each checked in
+ *          order; more inputs than the fan-in are merged in batches into runs
+ *          first, as sort -m does.
+ *   check  each input is read and checked in order; the first disorder ends it.
+ */
+#define _GNU_SOURCE
+#include "records.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "output.h"
+#include "recrun.h"
+#include "recsort.h"
+#include "stream.h"
+#include "util.h"
+
+enum {
+    DEFAULT_FAN_IN = 16,          /* sort's NMERGE */
+    MIN_BUDGET = 64 << 10,
+    MIN_BLOCK = 64 << 10,
+    STREAM_BLOCK = 64 << 20,      /* a pipe's block in a sort, at most */
+    CHECK_BLOCK = 16 << 20,
+    MERGE_BLOCK = 4 << 20,        /* a merged source's block, at most */
+    OUT_BUFFER = 4 << 20,
+    FD_RESERVE = 8,
+};
+
+struct rec_run {
+    const gm_config *cfg;
+    const gm_keyspec *ks;
+    gm_op op;
+    int nthreads;
+    size_t budget;
+    int fan_in;
+    char *const *names;
+    int nnames;
+    gm_lines_src *srcs;
+    unsigned char *open, *drained;
+    char **spooled;               /* temporary copies of inputs that are the output */
+    gm_recsink *out;
+    int runs, passes;             /* for -v: */
+    double read, split, sort, write; /* seconds in the stages of a sort */
+};
+
+static size_t clamp_size(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur > 1 << 20)
+        return 1 << 20;
+    return (int)rl.rlim_cur;
+}
+
+/* Input i, opened again when it was closed to spare descriptors. */
+static int src_open(struct rec_run *r, int i, gm_status *st)
+{
+    if (r->open[i])
+        return GM_OK;
+    int rc = gm_lines_open(&r->srcs[i], r->names[i], r->ks->eol, r->drained[i], st);
+    if (rc)
+        gm_lines_close(&r->srcs[i]);
+    else
+        r->open[i] = 1;
+    return rc;
+}
+
+static void src_close(struct rec_run *r, int i)
+{
+    if (r->open[i])
+        gm_lines_close(&r->srcs[i]);
+    r->open[i] = 0;
+    r->drained[i] = 1; /* read: a later open reads nothing */
+}
+
+/* ------------------------------------------------------------------ merge */
+
+static gm_recmerge_opts merge_opts(const struct rec_run *r, int k, int check)
+{
+    size_t block = clamp_size(r->budget / (4 * (size_t)(k + 1)), MIN_BLOCK, MERGE_BLOCK);
+    return (gm_recmerge_opts){ r->ks, block, check, r->nthreads };
+}
+
+/* Merges inputs [from, from + k) into sink. */
+static int merge_inputs(struct rec_run *r, int from, int k, gm_recsink *sink, gm_status *st)
+{
+    gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
+    int rc = ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
+    for (int i = 0; i < k && !rc; i++) {
+        rc = src_open(r, from + i, st);
+        ptr[i] = &r->srcs[from + i];
+    }
+    gm_recmerge_opts o = merge_opts(r, k, 1);
+    if (!rc)
+        rc = gm_recmerge(&o, ptr, k, sink, st);
+    for (int i = 0; i < k; i++)
+        src_close(r, from + i);
+    free(ptr);
+    return rc;
+}
+
+static int merge_op(struct rec_run *r, gm_status *st)
+{
+    if (r->nnames <= r->fan_in)
+        return merge_inputs(r, 0, r->nnames, r->out, st);
+    int nruns = (r->nnames + r->fan_in - 1) / r->fan_in, made = 0, rc = GM_OK;
+    gm_recrun *runs = calloc((size_t)nruns, sizeof *runs);
+    if (!runs)
+        return gm_fail(st, GM_ENOMEM, "out of memory merging");
+    for (int g = 0; g < r->nnames && !rc; g += r->fan_in) {
+        int k = r->nnames - g < r->fan_in ? r->nnames - g : r->fan_in;
+        rc = gm_recrun_create(&runs[made], r->cfg->tmpdir, st);
+        if (rc)
+            break;
+        gm_recrun *run = &runs[made++];
+        gm_recsink sink;
+        gm_recsink_init(&sink, r->ks, NULL, run->fd, run->shown, r->ks->unique, r->nthreads,
+                        OUT_BUFFER);
+        rc = merge_inputs(r, g, k, &sink, st);
+        if (!rc)
+            rc = gm_recsink_flush(&sink, st);
+        gm_recsink_free(&sink);
+        if (!rc)
+            rc = gm_recrun_rewind(run, st);
+    }
+    r->runs += made;
+    r->passes++;
+    if (rc) {
+        for (int i = 0; i < made; i++)
+            gm_recrun_remove(&runs[i]);
+    } else {
+        gm_recmerge_opts o = merge_opts(r, r->fan_in, 0);
+        rc = gm_recrun_merge(&o, runs, made, r->fan_in, r->cfg->tmpdir, r->ks->unique, r->out,
+                             &r->passes, st);
+    }
+    free(runs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ sort */
+
+struct chunk {
+    gm_lines_block **blocks;
+    int nblocks, cap;
+    size_t bytes;
+    gm_recs recs;
+};
+
+static void chunk_drop(struct chunk *c)
+{
+    for (int i = 0; i < c->nblocks; i++)
+        gm_lines_block_unref(c->blocks[i]);
+    c->nblocks = 0;
+    c->bytes = 0;
+    c->recs.n = 0;
+}
+
+/* What the chunk holds and what its sort will take. */
+static size_t chunk_memory(const struct chunk *c)
+{
+    return c->bytes + 2 * c->recs.n * sizeof(gm_rec);
+}
+
+static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
+                     gm_status *st)
+{
+    if (c->nblocks == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        gm_lines_block **bl = realloc(c->blocks, (size_t)cap * sizeof *bl);
+        if (!bl) {
+            gm_lines_block_unref(b);
+            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
+        }
+        c->blocks = bl;
+        c->cap = cap;
+    }
+    c->blocks[c->nblocks++] = b;
+    c->bytes += b->len;
+    return gm_lines_split(r->ks, b, &c->recs, r->nthreads, st);
+}
+
+/* Sorts the chunk's records (a scratch array of as many is allocated and freed
+ * here). */
+static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
+{
+    if (c->recs.n < 2)
+        return GM_OK;
+    double a = gm_now();
+    gm_rec *scratch = gm_buf_alloc(c->recs.n * sizeof *scratch, "sorting", st);
+    if (!scratch)
+        return GM_ENOMEM;
+    gm_recsort(r->ks, c->recs.r, scratch, c->recs.n, r->nthreads);
+    gm_buf_free(scratch);
+    r->sort += gm_now() - a;
+    return GM_OK;
+}
+
+static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nruns, int *cap,
+                 gm_status *st)
+{
+    if (*nruns == *cap) {
+        int n = *cap ? 2 * *cap : 16;
+        gm_recrun *more = realloc(*runs, (size_t)n * sizeof *more);
+        if (!more)
+            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
+        *runs = more;
+        *cap = n;
+    }
+    int rc = chunk_sort(c, r, st);
+    if (!rc) {
+        rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
+                             r->nthreads, &(*runs)[*nruns], st);
+        (*nruns)++; /* removed later, also when writing failed */
+    }
+    chunk_drop(c);
+    r->runs++;
+    return rc;
+}
+
+static int sort_op(struct rec_run *r, gm_status *st)
+{
+    struct chunk c;
+    memset(&c, 0, sizeof c);
+    gm_recrun *runs = NULL;
+    int nruns = 0, cap = 0, rc = GM_OK;
+    size_t want = clamp_size(r->budget / 8, MIN_BLOCK, SIZE_MAX / 4);
+    for (int i = 0; i < r->nnames && !rc; i++) {
+        rc = src_open(r, i, st);
+        while (!rc && !r->srcs[i].done) {
+            gm_lines_block *b;
+            size_t w = r->srcs[i].regular ? want : clamp_size(want, MIN_BLOCK, STREAM_BLOCK);
+            double a = gm_now();
+            rc = gm_lines_read(&r->srcs[i], w, 0, r->nthreads, &b, st);
+            double m = gm_now();
+            r->read += m - a;
+            if (!rc && b)
+                rc = chunk_add(&c, b, r, st);
+            r->split += gm_now() - m;
+            if (!rc && chunk_memory(&c) > r->budget)
+                rc = spill(&c, r, &runs, &nruns, &cap, st);
+        }
+        src_close(r, i);
+    }
+    if (!rc && nruns == 0) {
+        /* Everything fits: sorted in memory, no temporary file. */
+        rc = chunk_sort(&c, r, st);
+        double a = gm_now();
+        if (!rc)
+            rc = gm_recsink_put_all(r->out, c.recs.r, c.recs.n, st);
+        r->write += gm_now() - a;
+    } else if (!rc) {
+        if (c.recs.n > 0)
+            rc = spill(&c, r, &runs, &nruns, &cap, st);
+        chunk_drop(&c);
+        gm_recs_free(&c.recs);
+        gm_recmerge_opts o = merge_opts(r, r->fan_in, 0);
+        if (!rc)
+            rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, r->cfg->tmpdir, r->ks->unique,
+                                 r->out, &r->passes, st);
+        nruns = 0;
+    }
+    for (int i = 0; i < nruns; i++)
+        gm_recrun_remove(&runs[i]);
+    free(runs);
+    chunk_drop(&c);
+    gm_recs_free(&c.recs);
+    free(c.blocks);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ check */
+
+static int check_op(struct rec_run *r, gm_status *st)
+{
+    gm_recmerge_opts o = { r->ks, clamp_size(r->budget / 8, MIN_BLOCK, CHECK_BLOCK), 1,
+                           r->nthreads };
+    int rc = GM_OK;
+    for (int i = 0; i < r->nnames && !rc; i++) {
+        rc = src_open(r, i, st);
+        if (!rc)
+            rc = gm_reccheck(&o, &r->srcs[i], r->ks->unique, st);
+        src_close(r, i);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+/* An output written in place that is also an input of a merge would be
+ * overwritten before it is read: such an input is copied to a temporary file
+ * first, as sort does. A sort reads every input before its first byte. */
+static int spool_aliases(struct rec_run *r, const gm_output *out, gm_status *st)
+{
+    if (out->file.kind != GM_OUTFILE_IN_PLACE)
+        return GM_OK;
+    for (int i = 0; i < r->nnames; i++) {
+        gm_lines_src *s = &r->srcs[i];
+        if (!r->open[i] || s->done || !gm_output_is_input(out, s->fd))
+            continue;
+        int fd;
+        int rc = gm_temp_create(r->cfg->tmpdir, "gpumerge-in.", &fd, &r->spooled[i], st);
+        if (rc)
+            return rc;
+        char buf[1 << 16];
+        ssize_t got;
+        while ((got = read(s->fd, buf, sizeof buf)) != 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0 || gm_write_all(fd, buf, (size_t)got) != 0) {
+                int err = errno;
+                close(fd);
+                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(err));
+            }
+        }
+        lseek(fd, 0, SEEK_SET);
+        char shown[sizeof s->shown];
+        memcpy(shown, s->shown, sizeof shown);
+        gm_lines_close(s);
+        gm_lines_open_fd(s, fd, 1, shown, r->ks->eol);
+    }
+    return GM_OK;
+}
+
+/* Opens every input (a missing one ends the run before any output); as many
+ * stay open as descriptors allow. *bytes: the regular inputs' sizes, which bound
+ * the output. */
+static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
+{
+    int keep = (fd_limit() - FD_RESERVE) / 2, have_stdin = 0;
+    *bytes = 0;
+    for (int i = 0; i < r->nnames; i++) {
+        if (strcmp(r->names[i], "-") == 0) {
+            r->drained[i] = (unsigned char)have_stdin; /* a second "-" reads nothing */
+            have_stdin = 1;
+        }
+        int rc = src_open(r, i, st);
+        if (rc)
+            return rc;
+        if (r->srcs[i].regular && !r->drained[i])
+            *bytes += (uint64_t)r->srcs[i].left + 1;
+        if (i >= keep && strcmp(r->names[i], "-") != 0) {
+            gm_lines_close(&r->srcs[i]);
+            r->open[i] = 0;
+        }
+    }
+    return GM_OK;
+}
+
+static int run_op(struct rec_run *r, gm_status *st)
+{
+    uint64_t bytes;
+    int rc = open_inputs(r, &bytes, st);
+    if (rc || r->op == GM_OP_CHECK)
+        return rc ? rc : check_op(r, st);
+    gm_output out;
+    gm_writer w;
+    gm_recsink sink;
+    rc = gm_output_open_sized(&out, r->cfg->output, bytes, st);
+    if (rc)
+        return rc;
+    gm_writer_init(&w, &out, 0, r->nthreads);
+    w.eol = r->ks->eol;
+    gm_recsink_init(&sink, r->ks, &w, -1, out.shown, r->ks->unique, r->nthreads, OUT_BUFFER);
+    r->out = &sink;
+    if (r->op == GM_OP_MERGE)
+        rc = spool_aliases(r, &out, st);
+    if (!rc)
+        rc = r->op == GM_OP_MERGE ? merge_op(r, st) : sort_op(r, st);
+    if (!rc)
+        rc = gm_recsink_flush(&sink, st);
+    gm_recsink_free(&sink);
+    gm_status ignored;
+    int frc = gm_writer_finish(&w, rc ? &ignored : st);
+    if (!rc)
+        rc = frc;
+    if (!rc)
+        rc = gm_output_commit(&out, st);
+    if (rc)
+        gm_output_abort(&out);
+    return rc;
+}
+
+int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
+                   gm_status *st)
+{
+    static char *const stdin_name[] = { "-" };
+    if (nnames == 0) {
+        names = stdin_name;
+        nnames = 1;
+    }
+    double started = gm_now();
+    gm_keyspec whole; /* no keyspec: the whole line by -n, with the config's flags */
+    if (!cfg->keyspec) {
+        gm_keyspec_init(&whole);
+        whole.reverse = cfg->reverse;
+        whole.unique = cfg->unique;
+        whole.eol = cfg->zero_terminated ? '\0' : '\n';
+        gm_keyspec_finish(&whole);
+    }
+    struct rec_run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.ks = cfg->keyspec ? cfg->keyspec : &whole;
+    r.op = op;
+    r.nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
+    r.budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
+    if (r.budget < MIN_BUDGET)
+        r.budget = MIN_BUDGET;
+    r.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
+    int fds = fd_limit() - FD_RESERVE;
+    if (r.fan_in > fds)
+        r.fan_in = fds > 2 ? fds : 2;
+    r.names = names;
+    r.nnames = nnames;
+    r.srcs = calloc((size_t)nnames, sizeof *r.srcs);
+    r.open = calloc((size_t)nnames, 1);
+    r.drained = calloc((size_t)nnames, 1);
+    r.spooled = calloc((size_t)nnames, sizeof *r.spooled);
+    int rc = r.srcs && r.open && r.drained && r.spooled
+                 ? run_op(&r, st)
+                 : gm_fail(st, GM_ENOMEM, "out of memory");
+    for (int i = 0; r.open && i < nnames; i++)
+        src_close(&r, i);
+    for (int i = 0; r.spooled && i < nnames; i++) {
+        if (r.spooled[i])
+            gm_temp_remove(r.spooled[i]);
+        free(r.spooled[i]);
+    }
+    free(r.srcs);
+    free(r.open);
+    free(r.drained);
+    free(r.spooled);
+    gm_say(cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
+           "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
+           "write %.3f)",
+           op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", nnames,
+           nnames == 1 ? "" : "s", r.nthreads, r.nthreads == 1 ? "" : "s", r.budget, r.runs,
+           r.runs == 1 ? "" : "s", r.passes, r.passes == 1 ? "" : "es", gm_now() - started,
+           r.read, r.split, r.sort, r.write);
+    return rc;
+}

@@ -1,0 +1,130 @@
+/*
+ * recrun.c - runs of sorted lines in temporary files and their merge in passes
+ * (see recrun.h), as coreutils' sort.c merges NMERGE temporary files at a time
+ * into a new one until one pass into the output remains (its mergefiles and
+ * merge). A run holds plain lines, so it is read back by the same line reader
+ * as an input.
+ */
+#define _GNU_SOURCE
+#include "recrun.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "util.h"
+
+enum { RUN_BUFFER = 4 << 20 };
+
+int gm_recrun_create(gm_recrun *r, const char *dir, gm_status *st)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    int rc = gm_temp_create(dir, "gpumerge-run.", &r->fd, &r->path, st);
+    if (!rc)
+        gm_quote(r->path, r->shown, sizeof r->shown);
+    return rc;
+}
+
+int gm_recrun_rewind(gm_recrun *r, gm_status *st)
+{
+    if (lseek(r->fd, 0, SEEK_SET) != 0)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    return GM_OK;
+}
+
+void gm_recrun_remove(gm_recrun *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    if (r->path) {
+        gm_temp_remove(r->path);
+        free(r->path);
+        r->path = NULL;
+    }
+}
+
+int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
+                    const char *dir, int nthreads, gm_recrun *run, gm_status *st)
+{
+    int rc = gm_recrun_create(run, dir, st);
+    if (rc)
+        return rc;
+    gm_recsink k;
+    gm_recsink_init(&k, ks, NULL, run->fd, run->shown, unique, nthreads, RUN_BUFFER);
+    rc = gm_recsink_put_all(&k, r, n, st);
+    if (!rc)
+        rc = gm_recsink_flush(&k, st);
+    gm_recsink_free(&k);
+    if (!rc)
+        rc = gm_recrun_rewind(run, st);
+    return rc;
+}
+
+/* Merges runs[0, k) into sink. */
+static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_recsink *sink,
+                       gm_status *st)
+{
+    gm_lines_src *src = calloc((size_t)k, sizeof *src);
+    gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
+    int rc = src && ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
+    for (int i = 0; i < k && !rc; i++) {
+        gm_lines_open_fd(&src[i], runs[i].fd, 0, runs[i].shown, o->ks->eol);
+        ptr[i] = &src[i];
+    }
+    gm_recmerge_opts ro = *o;
+    ro.check_order = 0; /* runs are sorted */
+    if (!rc)
+        rc = gm_recmerge(&ro, ptr, k, sink, st);
+    for (int i = 0; src && i < k; i++)
+        gm_lines_close(&src[i]);
+    free(src);
+    free(ptr);
+    return rc;
+}
+
+int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int fan_in,
+                    const char *dir, int unique, gm_recsink *out, int *passes,
+                    gm_status *st)
+{
+    int rc = GM_OK;
+    if (fan_in < 2)
+        fan_in = 2;
+    while (!rc && nruns > fan_in) {
+        int made = 0;
+        for (int g = 0; g < nruns; g += fan_in) {
+            int k = nruns - g < fan_in ? nruns - g : fan_in;
+            gm_recrun next;
+            memset(&next, 0, sizeof next);
+            next.fd = -1;
+            if (!rc)
+                rc = gm_recrun_create(&next, dir, st);
+            if (!rc) {
+                gm_recsink sink;
+                gm_recsink_init(&sink, o->ks, NULL, next.fd, next.shown, unique, o->nthreads,
+                                RUN_BUFFER);
+                rc = merge_group(o, &runs[g], k, &sink, st);
+                if (!rc)
+                    rc = gm_recsink_flush(&sink, st);
+                gm_recsink_free(&sink);
+            }
+            if (!rc)
+                rc = gm_recrun_rewind(&next, st);
+            for (int i = 0; i < k; i++)
+                gm_recrun_remove(&runs[g + i]);
+            runs[made++] = next; /* slot made <= g is free: its run is removed */
+        }
+        nruns = made;
+        (*passes)++;
+    }
+    if (!rc) {
+        rc = merge_group(o, runs, nruns, out, st);
+        (*passes)++;
+    }
+    for (int i = 0; i < nruns; i++)
+        gm_recrun_remove(&runs[i]);
+    return rc;
+}

@@ -1,0 +1,311 @@
+/*
+ * recsink.c - the gathering of lines into output (see recsink.h). A sorted array
+ * is written in windows of records: each window's bytes are summed per piece on
+ * all threads, then every piece copies its lines to its own place in the buffer,
+ * which is written in one call, as cuDF gathers rows once by the sorted indices.
+ * -u keeps the first line of every run of equal keys (sort's rule), marked in
+ * parallel and carried across windows and calls by the last line kept.
+ */
+#define _GNU_SOURCE
+#include "recsink.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recsort.h"
+#include "util.h"
+
+enum {
+    WINDOW = 1 << 18,  /* records gathered at a time */
+    PIECES = 64,       /* at most, per window */
+    MIN_CAP = 64 << 10,
+    PREFETCH = 16,     /* lines ahead whose first bytes are asked for early */
+};
+
+void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
+                     const char *shown, int unique, int nthreads, size_t cap)
+{
+    memset(k, 0, sizeof *k);
+    k->ks = ks;
+    k->w = w;
+    k->fd = fd;
+    k->shown = shown;
+    k->unique = unique;
+    k->nthreads = nthreads;
+    k->cap = cap < MIN_CAP ? MIN_CAP : cap;
+}
+
+void gm_recsink_free(gm_recsink *k)
+{
+    gm_buf_free(k->buf);
+    free(k->last);
+    k->buf = k->last = NULL;
+}
+
+static int grow(gm_recsink *k, size_t need, gm_status *st)
+{
+    if (k->buf && need <= k->cap)
+        return GM_OK;
+    size_t cap = k->cap;
+    while (cap < need)
+        cap *= 2;
+    unsigned char *b = k->buf ? gm_buf_resize(k->buf, cap, "output", st)
+                              : gm_buf_alloc(cap, "output", st);
+    if (!b)
+        return GM_ENOMEM;
+    if (k->have_last && k->buf && gm_rec_line(&k->last_rec) >= k->buf &&
+        gm_rec_line(&k->last_rec) < k->buf + k->len) /* the last line moved with the buffer */
+        k->last_rec.ref = gm_rec_make_ref(b + (gm_rec_line(&k->last_rec) - k->buf),
+                                          gm_rec_len(&k->last_rec, k->ks->eol),
+                                          gm_rec_is_exact(&k->last_rec));
+    k->buf = b;
+    k->cap = cap;
+    return GM_OK;
+}
+
+/* Keeps a copy of the last line kept, whose bytes in buf are about to go. */
+static int save_last(gm_recsink *k, gm_status *st)
+{
+    const unsigned char *p = gm_rec_line(&k->last_rec);
+    if (!k->have_last || !k->buf || p < k->buf || p >= k->buf + k->len)
+        return GM_OK;
+    size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
+    if (len + 1 > k->last_cap) {
+        unsigned char *c = malloc(len + 1);
+        if (!c)
+            return gm_fail(st, GM_ENOMEM, "out of memory writing");
+        free(k->last);
+        k->last = c;
+        k->last_cap = len + 1;
+    }
+    memcpy(k->last, p, len + 1);
+    k->last_rec.ref = gm_rec_make_ref(k->last, len, gm_rec_is_exact(&k->last_rec));
+    return GM_OK;
+}
+
+int gm_recsink_flush(gm_recsink *k, gm_status *st)
+{
+    if (k->len == 0)
+        return GM_OK;
+    int rc = save_last(k, st);
+    if (rc)
+        return rc;
+    if (k->w) {
+        rc = gm_writer_put_text(k->w, (const char *)k->buf, k->len, st);
+    } else {
+        int err = gm_write_all(k->fd, k->buf, k->len);
+        if (err)
+            rc = gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err));
+    }
+    k->bytes += (int64_t)k->len;
+    k->len = 0;
+    return rc;
+}
+
+int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
+{
+    if (k->unique && k->have_last && gm_rec_cmp(k->ks, &k->last_rec, r) == 0)
+        return GM_OK;
+    size_t len = gm_rec_len(r, k->ks->eol);
+    int rc = GM_OK;
+    if (k->buf && k->len + len + 1 > k->cap)
+        rc = gm_recsink_flush(k, st);
+    if (!rc)
+        rc = grow(k, len + 1, st);
+    if (rc)
+        return rc;
+    unsigned char *at = k->buf + k->len;
+    memcpy(at, gm_rec_line(r), len + 1); /* the line and its terminator */
+    k->len += len + 1;
+    k->lines++;
+    k->last_rec.prefix = r->prefix;
+    k->last_rec.ref = gm_rec_make_ref(at, len, gm_rec_is_exact(r));
+    k->have_last = 1;
+    return GM_OK;
+}
+
+/* ------------------------------------------------------------------ gather */
+
+struct gather {
+    gm_recsink *k;
+    const gm_rec *r;
+    size_t n;                /* records in this window */
+    int pieces;
+    unsigned char *keep;     /* -u: which records stay (NULL: all) */
+    const gm_rec *before;    /* -u: the line kept before the window */
+    unsigned char *out;      /* where the window's lines go */
+    size_t bytes[PIECES + 1];
+    size_t kept[PIECES];
+};
+
+static void piece_range(const struct gather *g, int p, size_t *lo, size_t *hi)
+{
+    *lo = g->n * (size_t)p / (size_t)g->pieces;
+    *hi = g->n * (size_t)(p + 1) / (size_t)g->pieces;
+}
+
+static void gather_size(void *ctx, int p)
+{
+    struct gather *g = ctx;
+    size_t lo, hi, sum = 0, kept = 0;
+    piece_range(g, p, &lo, &hi);
+    char eol = g->k->ks->eol;
+    for (size_t i = lo; i < hi; i++) {
+        if (g->keep) {
+            const gm_rec *prev = i > 0 ? &g->r[i - 1] : g->before;
+            g->keep[i] = !prev || gm_rec_cmp(g->k->ks, prev, &g->r[i]) != 0;
+            if (!g->keep[i])
+                continue;
+        }
+        sum += gm_rec_len(&g->r[i], eol) + 1;
+        kept++;
+    }
+    g->bytes[p] = sum;
+    g->kept[p] = kept;
+}
+
+static void gather_copy(void *ctx, int p)
+{
+    struct gather *g = ctx;
+    size_t lo, hi;
+    piece_range(g, p, &lo, &hi);
+    unsigned char *out = g->out + g->bytes[p];
+    char eol = g->k->ks->eol;
+    for (size_t i = lo; i < hi; i++) {
+        if (i + PREFETCH < hi)
+            __builtin_prefetch(gm_rec_line(&g->r[i + PREFETCH]));
+        if (g->keep && !g->keep[i])
+            continue;
+        size_t len = gm_rec_len(&g->r[i], eol) + 1;
+        memcpy(out, gm_rec_line(&g->r[i]), len);
+        out += len;
+    }
+}
+
+/* Writes one gathered window, on a thread of its own while the next is
+ * gathered. */
+struct window_write {
+    gm_recsink *k;
+    const unsigned char *buf;
+    size_t len;
+    int rc;
+    gm_status st;
+    pthread_t tid;
+    int running;
+};
+
+static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    if (k->w)
+        return gm_writer_put_text(k->w, (const char *)buf, len, st);
+    int err = gm_write_all(k->fd, buf, len);
+    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
+}
+
+static void *window_writer(void *arg)
+{
+    struct window_write *ww = arg;
+    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
+    return NULL;
+}
+
+/* Waits for the window being written; its error, if any, into st. */
+static int window_join(struct window_write *ww, gm_status *st)
+{
+    if (!ww->running)
+        return GM_OK;
+    pthread_join(ww->tid, NULL);
+    ww->running = 0;
+    if (ww->rc && st)
+        *st = ww->st;
+    return ww->rc;
+}
+
+static int window_start(struct window_write *ww, const unsigned char *buf, size_t len,
+                        gm_status *st)
+{
+    ww->buf = buf;
+    ww->len = len;
+    ww->rc = GM_OK;
+    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
+    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
+}
+
+int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
+{
+    struct gather *g = malloc(sizeof *g);
+    unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
+    unsigned char *bufs[2] = { NULL, NULL };
+    size_t caps[2] = { 0, 0 };
+    struct window_write ww = { .k = k };
+    int cur = 0;
+    int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
+    if (!rc)
+        rc = gm_recsink_flush(k, st); /* lines put one by one before these */
+    for (size_t at = 0; at < n && !rc; at += WINDOW) {
+        *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
+                              .keep = keep };
+        g->before = k->have_last ? &k->last_rec : NULL;
+        g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
+        gm_parallel_for(k->nthreads, g->pieces, gather_size, g);
+        size_t total = 0, kept = 0;
+        for (int p = 0; p < g->pieces; p++) {
+            size_t b = g->bytes[p];
+            g->bytes[p] = total;
+            total += b;
+            kept += g->kept[p];
+        }
+        if (total > caps[cur]) { /* the other buffer may be being written */
+            gm_buf_free(bufs[cur]);
+            caps[cur] = total + total / 4;
+            bufs[cur] = gm_buf_alloc(caps[cur], "output", st);
+            if (!bufs[cur]) {
+                rc = GM_ENOMEM;
+                break;
+            }
+        }
+        g->out = bufs[cur];
+        gm_parallel_for(k->nthreads, g->pieces, gather_copy, g);
+        /* the last line kept, for -u across windows: the window's last kept one */
+        for (size_t i = g->n; k->unique && i-- > 0;) {
+            if (keep[i]) {
+                size_t len = gm_rec_len(&g->r[i], k->ks->eol);
+                k->last_rec.prefix = g->r[i].prefix;
+                k->last_rec.ref = gm_rec_make_ref(bufs[cur] + total - len - 1, len,
+                                                  gm_rec_is_exact(&g->r[i]));
+                k->have_last = 1;
+                break;
+            }
+        }
+        k->lines += (int64_t)kept;
+        k->bytes += (int64_t)total;
+        rc = window_join(&ww, st);
+        if (!rc)
+            rc = window_start(&ww, bufs[cur], total, st);
+        cur ^= 1;
+    }
+    int wrc = window_join(&ww, rc ? NULL : st);
+    if (!rc)
+        rc = wrc;
+    /* the last line kept moves out of the window buffers */
+    if (!rc && k->unique && k->have_last) {
+        k->len = 0;
+        rc = grow(k, gm_rec_len(&k->last_rec, k->ks->eol) + 1, st);
+        if (!rc) {
+            size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
+            memcpy(k->buf, gm_rec_line(&k->last_rec), len + 1);
+            k->len = len + 1;
+            k->last_rec.ref = gm_rec_make_ref(k->buf, len, gm_rec_is_exact(&k->last_rec));
+            rc = save_last(k, st);
+            k->len = 0;
+        }
+    }
+    gm_buf_free(bufs[0]);
+    gm_buf_free(bufs[1]);
+    free(g);
+    free(keep);
+    return rc;
+}

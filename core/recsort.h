@@ -1,0 +1,24 @@
+/*
+ * recsort.h - the in-memory sort of records (lines.h) by a gm_keyspec, stable,
+ * on all cores, and the comparison of two records that every records stage uses.
+ */
+#ifndef GM_RECSORT_H
+#define GM_RECSORT_H
+
+#include "lines.h"
+
+/* The order of two records: prefixes first, then gm_line_cmp (from the second
+ * key when both prefixes are exact). Returns <0, 0 or >0. */
+int gm_rec_cmp(const gm_keyspec *ks, const gm_rec *a, const gm_rec *b);
+
+/* Sorts the n records of a stably by ks (scratch: room for n records), on
+ * nthreads threads. The records' prefixes are not kept (the sort reuses them). */
+void gm_recsort(const gm_keyspec *ks, gm_rec *a, gm_rec *scratch, size_t n, int nthreads);
+
+/* Index of the first record of a[0, n) that is out of order after the one before
+ * it (prev before a[0] when not NULL); strict: an equal key is out of order too
+ * (-u). n when none is. Compared on nthreads threads. */
+size_t gm_rec_first_disorder(const gm_keyspec *ks, const gm_rec *prev, const gm_rec *a,
+                             size_t n, int strict, int nthreads);
+
+#endif
