@@ -43,7 +43,7 @@ static int names_order(const char *args)
     char *copy = strdup(args), *save = NULL;
     int named = 0, skip = 0;
     for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (skip || t[0] != '-' || !t[1]) {
+        if (skip || t[0] != '-' || !t[1] || t[1] == '-') {
             skip = 0;
             continue;
         }
@@ -68,6 +68,12 @@ static void agree_with(const char *dir, const char *prog, const char *args)
         abort();
     cmd_result a = run_sh(dir, ours), b = run_sh(dir, theirs);
     char *err = as_ours(b.err);
+    if (a.status != b.status || a.out_len != b.out_len || memcmp(a.out, b.out, a.out_len) ||
+        strcmp(a.err, err)) { /* the case's files stay for a look */
+        cmd_result keep = run_sh(dir, "rm -rf \"${TMPDIR:-/tmp}/gpumerge-failed-case\"; "
+                                      "cp -r . \"${TMPDIR:-/tmp}/gpumerge-failed-case\"");
+        cmd_free(&keep);
+    }
     cr_assert_eq(a.status, b.status, "%s: status %d, sort's %d; stderr: %s", args, a.status,
                  b.status, a.err);
     cr_assert(a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0,
@@ -163,10 +169,12 @@ Test(lines, zero_terminated_records)
 
 /* ---------------------------------------------------------------- random */
 
-/* One random field: numbers of every form, words, blanks, sizes, high bytes. */
+/* One random field: numbers of every form, words, blanks, sizes, high bytes. No
+ * NaN: coreutils 9.1 orders two NaNs by their memory bytes, padding included (9.2
+ * and gpumerge make NaNs of one sign equal); test_keys places NaNs. */
 static void random_field(rng *r, FILE *f)
 {
-    static const char *const words[] = { "apple", "Zed", "x", "", "nan", "inf", "-inf",
+    static const char *const words[] = { "apple", "Zed", "x", "", "inf", "-inf",
                                           "0x1p3", "1e3", "\xe9t\xe9", "-", ".", "+5" };
     static const char *const units = "KkMGTPE";
     switch (rng_range(r, 0, 9)) {
@@ -251,8 +259,9 @@ Test(lines, random_sort_merge_check, .timeout = 600)
         agree(dir, args);
         /* merge: inputs sorted by sort itself */
         char *cmd;
-        if (asprintf(&cmd, "LC_ALL=C sort %s in > s1; LC_ALL=C sort %s b > s2; : > s3", ord,
-                     ord) < 0)
+        const char *n = names_order(ord) ? "" : "-n ";
+        if (asprintf(&cmd, "LC_ALL=C sort %s%s in > s1; LC_ALL=C sort %s%s b > s2; : > s3", n,
+                     ord, n, ord) < 0)
             abort();
         cmd_result c = run_sh(dir, cmd);
         cr_assert_eq(c.status, 0);
