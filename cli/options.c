@@ -162,7 +162,9 @@ void gm_cli_usage(FILE *to)
           "      --help                display this help and exit\n"
           "      --version             output version information and exit\n"
           "\n"
-          "Refused (exit 2): -d, -f, -i, -M, -R, -V, --debug, --random-source,\n"
+          "-f, --ignore-case is accepted where every key is a number (it changes nothing\n"
+          "there) and refused where a key compares bytes.\n"
+          "Refused (exit 2): -d, -i, -M, -R, -V, --debug, --random-source,\n"
           "--compress-program, --sort=month, random or version.\n"
           "\n"
           "KEYDEF is F[.C][OPTS][,F[.C][OPTS]] for start and stop position, where F is a\n"
@@ -421,6 +423,7 @@ typedef struct parse_state {
     char orders[4];         /* the global orders given (-g, -h, -n), in sort's order */
     int keyed;              /* -k seen */
     int tabbed;             /* -t seen */
+    char fold[32];          /* -f as given, or "" */
 } parse_state;
 
 /* A global -n, -g or -h (or --sort=WORD): sort refuses two different ones. */
@@ -514,6 +517,9 @@ static int apply(gm_cli *cli, parse_state *ps, int id, const char *arg, const ch
     switch (id) {
     case 'b':
         cli->keyspec.skip_blanks = 1;
+        return GM_OK;
+    case 'f': /* refused in finish where a key compares bytes: numbers have no case */
+        snprintf(ps->fold, sizeof ps->fold, "%s", spelled);
         return GM_OK;
     case 'g':
     case 'h':
@@ -786,6 +792,9 @@ static int finish(gm_cli *cli, parse_state *ps, gm_status *st)
         return st->code;
     gm_keyspec_finish(&cli->keyspec);
     cfg->keyspec = &cli->keyspec;
+    for (int i = 0; ps->fold[0] && i < cli->keyspec.nkeys; i++)
+        if (!cli->keyspec.keys[i].has_flags && cli->keyspec.keys[i].order == GM_ORDER_BYTES)
+            return refuse('f', ps->fold, "", st);
     return GM_OK;
 }
 

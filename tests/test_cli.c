@@ -266,7 +266,7 @@ Test(cli, failed_run_leaves_output_untouched)
     char *out = path_in(dir, "out"), *in = path_in(dir, "in");
     write_text(out, "precious\n");
     write_text(in, "1\n2\nx\n");
-    cmd_result r = gm(dir, "sort", "in -o out");
+    cmd_result r = gm(dir, "sort", "--strict in -o out");
     assert_result(&r, 2, "", "gpumerge: in:3: not an integer: 'x'\n");
     char *text = read_file(out, NULL);
     cr_assert_str_eq(text, "precious\n");
@@ -300,15 +300,16 @@ Test(cli, every_error_message)
         { "merge", "ok .", 2, "gpumerge: cannot read: .: Is a directory\n" },
         { "merge", "ok 'odd name'", 2,
           "gpumerge: cannot read: 'odd name': No such file or directory\n" },
-        { "sort", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
-        { "sort", "big", 2, "gpumerge: big:1: out of range: '-9223372036854775809'\n" },
+        { "sort", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "sort", "--strict big", 2,
+          "gpumerge: big:1: out of range: '-9223372036854775809'\n" },
         { "merge", "ok unsorted", 2, "gpumerge: unsorted:3: disorder: 2\n" },
         { "merge", "-r ok", 2, "gpumerge: ok:2: disorder: 2\n" },
         { "check", "unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
         { "check", "ok unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
         { "check", "-u dup", 1, "gpumerge: dup:2: disorder: 1\n" },
         { "check", "-r ok", 1, "gpumerge: ok:2: disorder: 2\n" },
-        { "check", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "check", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
         { "sort", "-x ok", 2,
           "gpumerge: invalid option -- 'x'\nTry 'gpumerge --help' for more information.\n" },
         { "sort", "--frobnicate ok", 2,
@@ -396,16 +397,21 @@ typedef struct {
 Test(cli, zero_terminated_messages_show_the_input)
 {
     static const zero_case cases[] = {
-        ZCASE("1\0002\n3\0004\000", "-z", 2, "gpumerge: -:2: not an integer: '2\\x0a3'\n"),
-        ZCASE("1\0002\n3\0004\000", "sort -z z", 2, "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
-        ZCASE("1\0002\n3\0004\000", "merge -z z", 2, "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
-        ZCASE("1\000\n2\000", "check -z z", 2, "gpumerge: z:2: not an integer: '\\x0a2'\n"),
+        ZCASE("1\0002\n3\0004\000", "--strict -z", 2,
+              "gpumerge: -:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "sort --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "merge --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\000\n2\000", "check --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '\\x0a2'\n"),
         ZCASE("2\0001\000", "-z -c -n", 1, "gpumerge: -:2: disorder: 1\0"),
         ZCASE("2\0001\000", "check -z z", 1, "gpumerge: z:2: disorder: 1\0"),
         ZCASE("2\0001\000", "check -z z z", 1, "gpumerge: z:2: disorder: 1\0gpumerge: z:2: disorder: 1\0"),
         ZCASE("2\0001\000", "check -z -C z", 1, ""),
         ZCASE("2\0001\000", "merge -z z", 2, "gpumerge: z:2: disorder: 1\n"),
-        ZCASE("2\n1\n", "check -z z", 2, "gpumerge: z:1: not an integer: '2\\x0a1\\x0a'\n"),
+        ZCASE("2\n1\n", "check --strict -z z", 2,
+              "gpumerge: z:1: not an integer: '2\\x0a1\\x0a'\n"),
     };
     char *dir = scratch_dir();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -646,7 +652,7 @@ Test(cli, pipe_read_whole_then_given_back, .timeout = 120)
     }
     write_text(out, "precious\n");
     write_text(b, "3\n\n4\n12abc\n");
-    assert_fails_keeping(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort a - -o out",
+    assert_fails_keeping(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort --strict a - -o out",
                          "gpumerge: -:4: not an integer: '12abc'\n", out);
     free(a), free(b), free(out), free(dir);
 }
@@ -809,7 +815,7 @@ Test(cli, chunk_boundaries_forced_small, .timeout = 300)
     char *out = path_in(dir, "out");
     write_text(out, "precious\n");
     char *cmd;
-    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort %s f -o out",
+    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort --strict %s f -o out",
                  gpumerge_device_arg()) < 0)
         abort();
     char want[256];

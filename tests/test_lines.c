@@ -380,7 +380,7 @@ Test(lines, orders_gpumerge_refuses)
     static const char *const cases[][2] = {
         { "-M", "option '-M' is not supported: gpumerge orders by number or by bytes, not by "
                 "month names" },
-        { "-f", "option '-f' is not supported: gpumerge orders by number or by bytes, "
+        { "-t, -k1,1 -k2n -f", "option '-f' is not supported: gpumerge orders by number or by bytes, "
                 "without folding case" },
         { "--sort=version", "option '--sort=version' is not supported: gpumerge orders by "
                             "number or by bytes, not by version" },

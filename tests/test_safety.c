@@ -351,7 +351,7 @@ Test(safety, failed_in_place_run_leaves_the_target_untouched)
     put(dir, "bad", "1\nx\n");
     char *f = path_in(dir, "f"), *g = path_in(dir, "g");
     cr_assert_eq(link(f, g), 0);
-    cmd_result r = gm(dir, "sort f bad -o f");
+    cmd_result r = gm(dir, "sort --strict f bad -o f");
     expect(&r, 2, "gpumerge: bad:2: not an integer: 'x'\n");
     cr_assert_str_eq(slurp(dir, "f"), "3\n1\n2\n");
     cr_assert_str_eq(listing(dir), "bad f g ");
@@ -395,14 +395,14 @@ Test(safety, in_place_error_at_the_last_line_leaves_the_target, .timeout = 120)
     const struct {
         const char *args, *err;
     } cases[] = {
-        { "merge -S64K --device=cpu -T tmp -o a a b c", not_int },
-        { "merge -S1M --device=cpu -T tmp -o a a b c", not_int },
-        { "merge --parallel=4 -S64K -T tmp -o a a b c", not_int },
-        { "merge -S64K -T tmp -o a a b d", disorder },
-        { "merge --parallel=4 -S64K -T tmp -o a a b d", disorder },
-        { "merge --batch-size=2 -S64K -T tmp -o a b a b c", not_int },
-        { "sort -S64K -T tmp -o a a b c", not_int },
-        { "sort --parallel=4 -T tmp -o a a b c", not_int },
+        { "merge --strict -S64K --device=cpu -T tmp -o a a b c", not_int },
+        { "merge --strict -S1M --device=cpu -T tmp -o a a b c", not_int },
+        { "merge --strict --parallel=4 -S64K -T tmp -o a a b c", not_int },
+        { "merge --strict -S64K -T tmp -o a a b d", disorder },
+        { "merge --strict --parallel=4 -S64K -T tmp -o a a b d", disorder },
+        { "merge --strict --batch-size=2 -S64K -T tmp -o a b a b c", not_int },
+        { "sort --strict -S64K -T tmp -o a a b c", not_int },
+        { "sort --strict --parallel=4 -T tmp -o a a b c", not_int },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cmd_result r = gm(dir, cases[i].args);
@@ -1012,7 +1012,7 @@ Test(safety, hostile_names_in_every_message)
     char *p = path_in(dir, name);
     write_text(p, "1\nxyz\n");
     int st;
-    char *argv1[] = { (char *)gpumerge_path(), "sort", (char *)name, NULL };
+    char *argv1[] = { (char *)gpumerge_path(), "sort", "--strict", (char *)name, NULL };
     char *err = stderr_of(dir, argv1, &st);
     cr_assert_eq(WEXITSTATUS(st), 2);
     assert_printable(err);
