@@ -199,7 +199,7 @@ sanitize-host: criterion
 # its input in build-fuzz/crashes/ and fails the target; the input belongs in
 # fuzz/regressions/ once the bug is fixed.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS  = parse options pipeline
+FUZZ_TARGETS  = parse options pipeline keys
 FUZZ_CC      ?= clang
 FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all

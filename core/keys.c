@@ -16,15 +16,18 @@ typedef unsigned char uc;
 
 static const uc gm_blanks[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1 };
 
-/* Where key k begins in a line of len bytes (sort's begfield). */
-static size_t key_begin(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len)
+/* The position after n more fields from p: without -t a field is its leading
+ * blanks and the non-blanks after them; with -t it ends at the separator, which
+ * the step over the last field passes only when past_last is set (sort's
+ * limfield stops at the separator that ends the key's last field). */
+static size_t skip_fields(const gm_keyspec *ks, const uc *s, size_t len, size_t p, size_t n,
+                          int past_last)
 {
-    size_t p = 0, n = k->sword;
     if (ks->tab >= 0) {
         while (p < len && n--) {
             const uc *t = memchr(s + p, ks->tab, len - p);
             p = t ? (size_t)(t - s) : len;
-            if (p < len)
+            if (p < len && (n || past_last))
                 p++;
         }
     } else {
@@ -34,53 +37,39 @@ static size_t key_begin(const gm_keyspec *ks, const gm_keydef *k, const uc *s, s
             while (p < len && !gm_blanks[s[p]])
                 p++;
         }
-    }
-    if (k->skipsblanks)
-        while (p < len && gm_blanks[s[p]])
-            p++;
-    return k->schar < len - p ? p + k->schar : len;
-}
-
-/* Where key k ends (sort's limfield): past eword fields, then echar characters
- * (after blanks with 'b') bounded by the line's end only; echar 0: the field's
- * end. */
-static size_t key_limit(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len)
-{
-    if (k->eword == SIZE_MAX)
-        return len;
-    size_t p = 0, n = k->eword, echar = k->echar;
-    if (echar == 0)
-        n++;
-    if (ks->tab >= 0) {
-        while (p < len && n--) {
-            const uc *t = memchr(s + p, ks->tab, len - p);
-            p = t ? (size_t)(t - s) : len;
-            if (p < len && (n || echar))
-                p++;
-        }
-    } else {
-        while (p < len && n--) {
-            while (p < len && gm_blanks[s[p]])
-                p++;
-            while (p < len && !gm_blanks[s[p]])
-                p++;
-        }
-    }
-    if (echar) {
-        if (k->skipeblanks)
-            while (p < len && gm_blanks[s[p]])
-                p++;
-        p = echar < len - p ? p + echar : len;
     }
     return p;
 }
 
-/* The bytes of key k in a line; a limit before the start is an empty key. */
+static size_t skip_blanks(const uc *s, size_t len, size_t p)
+{
+    while (p < len && gm_blanks[s[p]])
+        p++;
+    return p;
+}
+
+/* The bytes of key k in a line (sort's begfield and limfield): the start skips
+ * sword fields, then blanks with 'b', then schar characters; the end skips eword
+ * fields, then blanks with 'b' and echar characters, bounded by the line's end
+ * only (echar 0: the end of field eword). A limit before the start is an empty
+ * key. The end's field walk goes on from the start's where it lies further. */
 static const uc *key_span(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len,
                           size_t *klen)
 {
-    size_t lim = key_limit(ks, k, s, len);
-    size_t beg = key_begin(ks, k, s, len);
+    size_t field = skip_fields(ks, s, len, 0, k->sword, 1);
+    size_t beg = k->skipsblanks ? skip_blanks(s, len, field) : field;
+    beg = k->schar < len - beg ? beg + k->schar : len;
+    size_t lim = len;
+    if (k->eword != SIZE_MAX) {
+        size_t n = k->eword + (k->echar == 0);
+        lim = n > k->sword ? skip_fields(ks, s, len, field, n - k->sword, k->echar != 0)
+                           : skip_fields(ks, s, len, 0, n, k->echar != 0);
+        if (k->echar) {
+            if (k->skipeblanks)
+                lim = skip_blanks(s, len, lim);
+            lim = k->echar < len - lim ? lim + k->echar : len;
+        }
+    }
     *klen = lim > beg ? lim - beg : 0;
     return s + beg;
 }

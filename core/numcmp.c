@@ -5,11 +5,11 @@
  * zeros), -g converts with strtold, -h puts the SI unit first. Each order also has
  * a 64-bit encoding whose unsigned order follows it, in the manner of DuckDB's
  * normalised sort keys: -n is a header byte (sign and count of integer digits)
- * and the first 16 significant digits as one binary number.
+ * and the first 16 significant digits as one binary number below it, all of it
+ * complemented for a negative number.
  */
 #include "numcmp.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,6 @@ typedef struct num {
     const uc *ip, *fp;
     size_t il, fl;
     int neg;
-    const uc *end; /* the first byte after the number */
 } num;
 
 static num num_parse(const uc *s, size_t len)
@@ -53,7 +52,6 @@ static num num_parse(const uc *s, size_t len)
         while (n.fl && n.fp[n.fl - 1] == '0')
             n.fl--;
     }
-    n.end = p;
     if (!n.il && !n.fl)
         n.neg = 0;
     return n;
@@ -80,52 +78,62 @@ int gm_num_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
     return num_cmp_parsed(&x, &y);
 }
 
-/* Eight ASCII digits, the first most significant, to their value: three
- * multiply-and-shift steps pair digits into 2, 4 and 8-digit numbers. */
-static uint64_t digits8(const uc *s)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | s[i];
-    v -= 0x3030303030303030ull;
-    v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
-    v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
-    return (v * 10000 + (v >> 32)) & 0xffffffffull;
-}
-
 /* Integer digits past this count saturate the encoding. */
 #define NUM_MAX_INT_DIGITS 125
+/* Significant digits the encoding holds: 10^16 < 2^56. */
+#define NUM_DIGITS 16
 
+static const uint64_t pow10_table[NUM_DIGITS + 1] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+};
+
+/* One pass over the number: the first 16 significant digits are gathered into d
+ * as they are read (a digit past them only counts), so that the common short
+ * number costs one loop per part and a multiply per digit. */
 uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
 {
-    num n = num_parse(s, len);
-    size_t total = n.il + n.fl;
-    if (total == 0) {
+    const uc *p = s, *e = s + len;
+    while (p < e && is_blank(*p))
+        p++;
+    int neg = p < e && *p == '-';
+    p += neg;
+    while (p < e && *p == '0')
+        p++;
+    uint64_t d = 0;
+    size_t nd = 0; /* digits gathered into d */
+    const uc *ip = p;
+    for (; p < e && is_digit(*p); p++)
+        if (nd < NUM_DIGITS)
+            d = d * 10 + (uint64_t)(*p - '0'), nd++;
+    size_t il = (size_t)(p - ip), sig = il; /* sig: up to the last nonzero digit */
+    if (p < e && *p == '.') {
+        const uc *fp = ++p;
+        for (; p < e && is_digit(*p); p++) {
+            if (nd < NUM_DIGITS)
+                d = d * 10 + (uint64_t)(*p - '0'), nd++;
+            if (*p != '0')
+                sig = il + (size_t)(p - fp) + 1;
+        }
+    }
+    if (sig == 0) { /* zero, whatever its sign */
         *exact = 1;
         return 0x80ull << 56;
     }
     uint64_t enc;
-    if (n.il > NUM_MAX_INT_DIGITS) {
+    if (il > NUM_MAX_INT_DIGITS) {
         enc = ~0ull;
         *exact = 0;
     } else {
-        /* the first 16 significant digits, padded with zeros */
-        uc buf[16];
-        memset(buf, '0', sizeof buf);
-        size_t ki = n.il < 16 ? n.il : 16;
-        memcpy(buf, n.ip, ki);
-        size_t kf = n.fl < 16 - ki ? n.fl : 16 - ki;
-        memcpy(buf + ki, n.fp, kf);
-        uint64_t d = digits8(buf) * 100000000ull + digits8(buf + 8);
-        enc = (uint64_t)(0x81 + n.il) << 56 | d;
-        *exact = total <= 16;
+        enc = (uint64_t)(0x81 + il) << 56 | d * pow10_table[NUM_DIGITS - nd];
+        *exact = sig <= NUM_DIGITS;
     }
-    return n.neg ? ~enc : enc;
+    return neg ? ~enc : enc;
 }
 
 /* -g's value of a key: strtold on a terminated copy (the key's bytes go on into
- * the rest of the line). Returns 0 on a conversion error. The value is stored
- * into zeroed bytes so that NaNs can be ordered by their bytes. */
+ * the rest of the line). Returns 0 on a conversion error. */
 static int general_value(const uc *s, size_t len, long double *v)
 {
     char stack[128];
@@ -141,20 +149,12 @@ static int general_value(const uc *s, size_t len, long double *v)
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
-    memset(v, 0, sizeof *v);
     *v = strtold(buf, &end);
     int ok = end != buf;
     if (buf != stack)
         free(buf);
     return ok;
 }
-
-/* The bytes of a long double that hold its value (x86's 80-bit format pads). */
-#if LDBL_MANT_DIG == 64
-#define LDBL_VALUE_BYTES 10
-#else
-#define LDBL_VALUE_BYTES sizeof(long double)
-#endif
 
 int gm_general_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
 {
@@ -174,7 +174,10 @@ int gm_general_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
         return -1; /* x is a NaN */
     if (x == x)
         return 1;
-    return memcmp(&x, &y, LDBL_VALUE_BYTES);
+    /* two NaNs: by their printed forms, "-nan" < "nan", as coreutils 9.2 and
+     * later order them (9.1 compares their bytes, padding included, which does
+     * not repeat from one run to the next) */
+    return (signbit(y) != 0) - (signbit(x) != 0);
 }
 
 uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
@@ -185,8 +188,8 @@ uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
         return 0;
     }
     if (isnan(x)) {
-        *exact = 0;
-        return 1;
+        *exact = 1;
+        return signbit(x) ? 1 : 2;
     }
     if (x == 0)
         x = 0; /* -0 equals 0 */
@@ -194,7 +197,7 @@ uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
     *exact = (long double)d == x;
-    /* negative numbers: all bits flipped; the smallest, -inf, stays above 1 */
+    /* negative numbers: all bits flipped; the smallest, -inf, stays above 2 */
     return bits >> 63 ? ~bits : bits | 1ull << 63;
 }
 

@@ -15,8 +15,8 @@
  * Exact for numbers of any length. Returns <0, 0 or >0. */
 int gm_num_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen);
 
-/* -g: strtold's value; conversion errors first, then NaNs (by their bytes, as the
- * installed sort orders them), then numbers (-0 equals 0). */
+/* -g: strtold's value; conversion errors first, then NaNs ("-nan" before "nan", as
+ * sort orders them by their printed forms), then numbers (-0 equals 0). */
 int gm_general_cmp(const unsigned char *a, size_t alen, const unsigned char *b,
                    size_t blen);
 

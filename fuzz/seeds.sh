@@ -1,11 +1,20 @@
 #!/bin/sh
 # seeds.sh OUT - the fuzz targets' seed corpora, made from testdata/cases: for
 # each golden case, its inputs as parser seeds, its arguments as an option seed,
-# and the case itself (operation, -r, -u, inputs) as a pipeline seed.
+# and the case itself (operation, -r, -u, inputs) as a pipeline seed; and pairs of
+# lines for the key order (options byte, line, NUL, line).
 set -eu
 out=$1
 cases=$(dirname "$0")/../testdata/cases
-mkdir -p "$out/parse" "$out/options" "$out/pipeline"
+mkdir -p "$out/parse" "$out/options" "$out/pipeline" "$out/keys"
+i=0
+for pair in '\000 -12.50\000-12.5' '\000 1700000000\0001700000001' \
+            '\000123456789012345678\000123456789012345679' '\000-0\000.0' \
+            '\001nan\000-inf' '\0011e3\0000x1p10' '\002 2K\000-3M' '\0031,2\0001b' \
+            '\010a,10,x\000b,9' '\013a,2.5G\000b,2500M' '\0142,2n\0001.3b,1.5'; do
+    printf "$pair" > "$out/keys/pair$i"
+    i=$((i + 1))
+done
 for c in "$cases"/*/; do
     name=$(basename "$c")
     args=$(cat "$c/cmd")

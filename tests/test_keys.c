@@ -51,6 +51,7 @@ static gm_keyspec spec_from(const char *args, int *implied)
                 case 's': ks.stable = 1; break;
                 case 'u': ks.unique = 1; break;
                 case 'b': ks.skip_blanks = 1; break;
+                case 'z': ks.eol = '\0'; break;
                 default: cr_assert_fail("bad test option %s", t);
                 }
         }
@@ -157,6 +158,62 @@ Test(keys, unsupported_flags_named)
     gm_status st;
     cr_assert_eq(gm_keyspec_parse_key(&ks, "1dz", &st), GM_EUSAGE);
     cr_assert_str_eq(st.msg, "stray character in field spec: invalid field specification '1dz'");
+}
+
+/* Random -k arguments from the bytes that matter: sort accepts what we accept
+ * (flags aside that gpumerge refuses), and refuses with our message. */
+Test(keys, random_specs_against_sort, .timeout = 60)
+{
+    static const char alphabet[] = "0123456789..,,bnghr +-xdM";
+    enum { N = 400 };
+    rng r;
+    rng_seed(&r, 4242);
+    char specs[N][12];
+    char *dir = scratch_dir(), *path = path_in(dir, "specs");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < N; i++) {
+        int n = 1 + (int)rng_range(&r, 0, 9);
+        for (int k = 0; k < n; k++)
+            specs[i][k] = alphabet[rng_range(&r, 0, (int64_t)sizeof alphabet - 2)];
+        specs[i][n] = '\0';
+        if (rng_range(&r, 0, 2) == 0) /* most start with a field number */
+            specs[i][0] = (char)('1' + rng_range(&r, 0, 3));
+        fprintf(f, "%s\n", specs[i]);
+    }
+    fclose(f);
+    cmd_result res = run_sh(dir, "while IFS= read -r k; do e=$(LC_ALL=C sort -k \"$k\" "
+                                 "</dev/null 2>&1); echo \"$?|$e\"; done <specs");
+    char *line = res.out, *save = NULL;
+    int accepted = 0;
+    for (int i = 0; i < N; i++, line = NULL) {
+        char *got = strtok_r(line, "\n", &save);
+        cr_assert_not_null(got);
+        gm_keyspec ks;
+        gm_keyspec_init(&ks);
+        gm_status st = { GM_OK, "" };
+        int rc = gm_keyspec_parse_key(&ks, specs[i], &st);
+        if (got[0] == '0') {
+            accepted++;
+            if (strpbrk(specs[i], "dM"))
+                cr_assert(rc == GM_EUSAGE && strstr(st.msg, "is not supported"), "'%s'",
+                          specs[i]);
+            else
+                cr_assert_eq(rc, GM_OK, "'%s': sort accepts it, we say %s", specs[i], st.msg);
+        } else {
+            cr_assert_eq(rc, GM_EUSAGE, "'%s': sort says %s", specs[i], got);
+            if (strstr(st.msg, "is not supported")) /* sort: d and M incompatible */
+                cr_assert(strstr(got, "are incompatible"), "'%s': sort says %s", specs[i],
+                          got);
+            else
+                cr_assert_str_eq(got + 2 + strlen("sort: "), st.msg, "'%s'", specs[i]);
+        }
+    }
+    cr_assert_gt(accepted, N / 10);
+    cr_assert_lt(accepted, N - N / 10);
+    cmd_free(&res);
+    free(path);
+    free(dir);
 }
 
 typedef struct {
@@ -393,6 +450,24 @@ Test(keys, comparison_table)
     }
 }
 
+/* Two NaNs: "-nan" < "nan", payloads aside, as coreutils 9.2 and later order
+ * them (the installed 9.1 compares their bytes, padding included). */
+Test(keys, general_nans)
+{
+    gm_keyspec ks = spec_from("-g -s", NULL);
+    cr_assert_eq(cmp_str(&ks, "-nan", "nan"), -1);
+    cr_assert_eq(cmp_str(&ks, "nan", "-nan"), 1);
+    cr_assert_eq(cmp_str(&ks, "nan(12)", "NAN"), 0);
+    cr_assert_eq(cmp_str(&ks, "-nan(3)", " -nan"), 0);
+    cr_assert_eq(cmp_str(&ks, "-nan", "x"), 1);
+    cr_assert_eq(cmp_str(&ks, "nan", "-inf"), -1);
+    uint64_t e = gm_line_prefix(&ks, (bytes) "x", 1, NULL);
+    uint64_t m = gm_line_prefix(&ks, (bytes) "-nan", 4, NULL);
+    uint64_t p = gm_line_prefix(&ks, (bytes) "nan", 3, NULL);
+    uint64_t i = gm_line_prefix(&ks, (bytes) "-inf", 4, NULL);
+    cr_assert(e < m && m < p && p < i);
+}
+
 Test(keys, key_cmp_ignores_the_last_resort)
 {
     gm_keyspec ks = spec_from("-n", NULL);
@@ -427,7 +502,8 @@ Test(keys, prefix_exactness)
         { "-k1,1 " NO_N, "", 1 },
         { "-g", "1.5", 1 },
         { "-g", "0.1", 0 },
-        { "-g", "nan", 0 },
+        { "-g", "nan", 1 },
+        { "-g", "-nan(5)", 1 },
         { "-g", "x", 1 },
         { "-h", "5K", 1 },
         { "-h", "-5K", 1 },
@@ -444,4 +520,284 @@ Test(keys, prefix_exactness)
     uint64_t a = gm_line_prefix(&ks, (bytes) "1700000000", 10, NULL);
     uint64_t b = gm_line_prefix(&ks, (bytes) "1700000001", 10, NULL);
     cr_assert_lt(a, b);
+}
+
+/* ---------------------------------------------------------------- random lines */
+
+typedef struct { unsigned char *s; size_t n; } line;
+
+typedef struct { char *buf; size_t n, cap; } text;
+
+static void put(text *t, const void *p, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        t->cap = (t->n + n + 1) * 2;
+        t->buf = realloc(t->buf, t->cap);
+        cr_assert_not_null(t->buf);
+    }
+    memcpy(t->buf + t->n, p, n);
+    t->n += n;
+    t->buf[t->n] = '\0';
+}
+
+static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
+
+static int pick(rng *r, int n) { return (int)rng_range(r, 0, n - 1); }
+
+/* A number as the orders read them: signs, leading zeros, fractions with trailing
+ * zeros, long digit strings, units, exponents; NaNs unless nan is 0 (the
+ * installed sort, coreutils 9.1, orders two NaNs by uninitialised bytes). */
+static void random_number(rng *r, text *t, int nan)
+{
+    static const char *const special[] = {
+        "", "-", ".", "-.", "+1", "--1", "abc", "\xff\xfe", "1,000", "nan", "-nan",
+        "inf", "-inf", "0x1.8p1", "1e400", "-0", "0.0", "-0.000", "1.", ".5", "-.5",
+        "1e-5000", "NaN(12)", "infinity", "0x",
+    };
+    if (pick(r, 8) == 0) {
+        const char *sp = special[pick(r, sizeof special / sizeof *special)];
+        puts_(t, nan || !strcasestr(sp, "nan") ? sp : "1");
+        return;
+    }
+    if (pick(r, 3) == 0)
+        puts_(t, "-");
+    int zeros = pick(r, 4) == 0 ? pick(r, 3) + 1 : 0;
+    for (int i = 0; i < zeros; i++)
+        puts_(t, "0");
+    int il = pick(r, 10) == 0 ? pick(r, 30) : pick(r, 5);
+    for (int i = 0; i < il; i++) {
+        char d = (char)('0' + (i == 0 ? 1 + pick(r, 9) : pick(r, 10)));
+        put(t, &d, 1);
+    }
+    if (pick(r, 3) == 0) {
+        puts_(t, ".");
+        int fl = pick(r, 10) == 0 ? pick(r, 25) : pick(r, 4);
+        for (int i = 0; i < fl; i++) {
+            char d = (char)('0' + pick(r, 10));
+            put(t, &d, 1);
+        }
+    }
+    if (pick(r, 6) == 0) {
+        static const char units[] = "kKMGTPEZYRQXb";
+        put(t, &units[pick(r, sizeof units - 1)], 1);
+    } else if (pick(r, 10) == 0) {
+        char e[16];
+        snprintf(e, sizeof e, "e%d", pick(r, 80) - 40);
+        puts_(t, e);
+    }
+}
+
+/* A field: a number, a word, or a number with trailing text. */
+static void random_field(rng *r, text *t, int nan)
+{
+    static const char *const words[] = { "a", "b", "ab", "B", "x\x80", "\xff", "zz", "a b" };
+    switch (pick(r, 6)) {
+    case 0: puts_(t, words[pick(r, sizeof words / sizeof *words)]); break;
+    case 1: random_number(r, t, nan); puts_(t, "x"); break;
+    default: random_number(r, t, nan); break;
+    }
+}
+
+/* n lines, some repeated whole for ties; nl: newlines may sit inside lines. */
+static line *random_lines(rng *r, int n, int nl, int nan)
+{
+    static const char *const seps[] = { " ", "\t", ",", "  ", ", ", " \t", "\n" };
+    line *v = calloc((size_t)n, sizeof *v);
+    cr_assert_not_null(v);
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && pick(r, 5) == 0) {
+            line *o = &v[pick(r, i)];
+            v[i].s = malloc(o->n + 1);
+            memcpy(v[i].s, o->s, o->n + 1);
+            v[i].n = o->n;
+            continue;
+        }
+        text t = { NULL, 0, 0 };
+        puts_(&t, "");
+        if (pick(r, 5) == 0)
+            puts_(&t, pick(r, 2) ? " " : " \t ");
+        int nf = pick(r, 12) == 0 ? 0 : 1 + pick(r, 4);
+        for (int f = 0; f < nf; f++) {
+            if (f > 0)
+                puts_(&t, seps[pick(r, nl ? 7 : 6)]);
+            random_field(r, &t, nan);
+        }
+        v[i].s = (unsigned char *)t.buf;
+        v[i].n = t.n;
+    }
+    return v;
+}
+
+static void free_lines(line *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i].s);
+    free(v);
+}
+
+/* A stable merge sort of v by gm_line_cmp. */
+static void merge_sort(const gm_keyspec *ks, line *v, line *tmp, int n)
+{
+    if (n < 2)
+        return;
+    int h = n / 2;
+    merge_sort(ks, v, tmp, h);
+    merge_sort(ks, v + h, tmp, n - h);
+    int i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = gm_line_cmp(ks, v[j].s, v[j].n, v[i].s, v[i].n) < 0 ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+}
+
+/* What sort writes for v under ks: sorted, the first of each run of equal keys
+ * with -u, each line ended by eol. */
+static text expected_output(const gm_keyspec *ks, const line *in, int n)
+{
+    line *v = malloc((size_t)n * sizeof *v), *tmp = malloc((size_t)n * sizeof *v);
+    memcpy(v, in, (size_t)n * sizeof *v);
+    merge_sort(ks, v, tmp, n);
+    text t = { NULL, 0, 0 };
+    puts_(&t, "");
+    for (int i = 0, kept = -1; i < n; i++) {
+        if (ks->unique && kept >= 0 &&
+            gm_key_cmp(ks, v[kept].s, v[kept].n, v[i].s, v[i].n) == 0)
+            continue;
+        kept = i;
+        put(&t, v[i].s, v[i].n);
+        put(&t, &ks->eol, 1);
+    }
+    free(v);
+    free(tmp);
+    return t;
+}
+
+/* The prefix law over every pair of v: a lower prefix sorts first, and equal
+ * exact prefixes mean equal first keys. Returns the pairs with equal prefixes. */
+static long prefix_law(const gm_keyspec *ks, const line *v, int n, const char *args)
+{
+    gm_keyspec first = *ks; /* the first key alone */
+    first.nkeys = 1;
+    first.stable = 1;
+    uint64_t *p = malloc((size_t)n * sizeof *p);
+    int *ex = malloc((size_t)n * sizeof *ex);
+    for (int i = 0; i < n; i++)
+        p[i] = gm_line_prefix(ks, v[i].s, v[i].n, &ex[i]);
+    long ties = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (p[i] < p[j]) {
+                int d = gm_line_cmp(ks, v[i].s, v[i].n, v[j].s, v[j].n);
+                cr_assert_lt(d, 0, "%s: prefix %016llx of '%.*s' below %016llx of '%.*s'",
+                             args, (unsigned long long)p[i], (int)v[i].n, v[i].s,
+                             (unsigned long long)p[j], (int)v[j].n, v[j].s);
+            } else if (p[i] == p[j] && i < j) {
+                ties++;
+                if (ex[i] && ex[j])
+                    cr_assert_eq(gm_line_cmp(&first, v[i].s, v[i].n, v[j].s, v[j].n), 0,
+                                 "%s: exact prefix %016llx of '%.*s' and '%.*s'", args,
+                                 (unsigned long long)p[i], (int)v[i].n, v[i].s,
+                                 (int)v[j].n, v[j].s);
+            }
+        }
+    free(p);
+    free(ex);
+    return ties;
+}
+
+/* sort's arguments for the differential: orders, key forms, -t, -b, -s, -r, -u,
+ * -z. gpumerge's implied -n is passed to sort where the spec implies it. */
+static const char *const diff_args[] = {
+    "-n", "-n -s", "-n -r", "-n -u", "-n -r -u", "-n -r -s", "-s", "-u",
+    "-g", "-g -s", "-g -r", "-g -u",
+    "-h", "-h -s", "-h -r -u",
+    "-k2", "-k2,2", "-b -k2,2", "-k2b,2 -s", "-k2,2 -r", "-k2,2n -u",
+    "-t, -k2,2n", "-t, -k1,1 -k2,2n", "-t, -k2 -k1,1r", "-t, -k2,2 -u -k9,9n",
+    "-k1.2,1.4 -k3n", "-k2.2b,2.3b -k1,1", "-k1,1.1 -k2 -s", "-k2,1 -k1n",
+    "-t, -k3,3g -k1,1h", "-t' ' -k2n", "-t' ' -k1,1 -k3h -r", "-k1,1 -k2,2h -u",
+    "-k3,3nr -k1,1 -s", "-s -k2,2g", "-g -k2 -k1,1n -r", "-b -k1.2 -k2.3,2.5 -h",
+    "-t\t -k2,2n -k1,1", "-k2,2 -k2,2 -k2,2 -k2,2n", "-r -k1,1b -k2n", "-z -n",
+    "-z -k2n", "-z -k2,2 -u -k9,9n", "-z -t, -k2,2h -s",
+};
+
+static void differential(const char *args, int seed, int n)
+{
+    int implied;
+    gm_keyspec ks = spec_from(args, &implied);
+    rng r;
+    rng_seed(&r, (uint64_t)seed);
+    int general = 0;
+    for (int i = 0; i < ks.nkeys; i++)
+        general |= ks.keys[i].order == GM_ORDER_GENERAL;
+    line *v = random_lines(&r, n, ks.eol == '\0', !general);
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    text t = { NULL, 0, 0 };
+    puts_(&t, "");
+    for (int i = 0; i < n; i++) {
+        put(&t, v[i].s, v[i].n);
+        put(&t, &ks.eol, 1);
+    }
+    write_file(in, t.buf, t.n);
+    char *cmd;
+    const char *tab = strstr(args, "-t\t") ? "-t'\t'" : "";
+    cr_assert(asprintf(&cmd, "LC_ALL=C sort %s %s %s in", implied ? "-n" : "",
+                       *tab ? args + 3 : args, tab) > 0);
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert_eq(res.status, 0, "%s: %s", cmd, res.err);
+    text want = expected_output(&ks, v, n);
+    size_t at = 0;
+    while (at < want.n && at < res.out_len && want.buf[at] == res.out[at])
+        at++;
+    cr_assert(at == want.n && at == res.out_len,
+              "%s (seed %d): differs from sort at byte %zu: ours '%.60s', sort's '%.60s'",
+              cmd, seed, at, want.buf + (at > 20 ? at - 20 : 0),
+              res.out + (at > 20 ? at - 20 : 0));
+    prefix_law(&ks, v, n, args);
+    cmd_free(&res);
+    free(cmd);
+    free(want.buf);
+    free(t.buf);
+    free(in);
+    free(dir);
+    free_lines(v, n);
+}
+
+Test(keys, random_against_sort, .timeout = 120)
+{
+    for (size_t a = 0; a < sizeof diff_args / sizeof *diff_args; a++)
+        for (int seed = 1; seed <= 3; seed++)
+            differential(diff_args[a], (int)(a * 100 + (size_t)seed), 300);
+}
+
+/* Many numbers, no sort: the -n, -g and -h prefixes against their comparisons. */
+Test(keys, prefix_law_numbers, .timeout = 120)
+{
+    static const char *const orders[] = { "-n", "-g", "-h", "-n -r", "-h -r", "-g -r" };
+    for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
+        gm_keyspec ks = spec_from(orders[o], NULL);
+        rng r;
+        rng_seed(&r, 77 + o);
+        int n = 1500;
+        line *v = calloc((size_t)n, sizeof *v);
+        for (int i = 0; i < n; i++) {
+            text t = { NULL, 0, 0 };
+            puts_(&t, "");
+            if (i > 0 && pick(&r, 4) == 0) { /* a near neighbour: one digit changed */
+                puts_(&t, (const char *)v[pick(&r, i)].s);
+                for (size_t k = 0; k < t.n; k++)
+                    if ((unsigned)(t.buf[k] - '0') <= 9 && pick(&r, 3) == 0)
+                        t.buf[k] = (char)('0' + pick(&r, 10));
+            } else {
+                random_number(&r, &t, 1);
+            }
+            v[i].s = (unsigned char *)t.buf;
+            v[i].n = t.n;
+        }
+        long ties = prefix_law(&ks, v, n, orders[o]);
+        cr_assert_lt(ties, (long)n * n / 8, "%s: %ld pairs share a prefix", orders[o], ties);
+        free_lines(v, n);
+    }
 }
