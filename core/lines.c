@@ -196,7 +196,8 @@ static int keep_carry(gm_lines_src *s, const unsigned char *from, size_t n, gm_s
         s->carry = c;
         s->carry_cap = n;
     }
-    memcpy(s->carry, from, n);
+    if (n)
+        memcpy(s->carry, from, n);
     s->carry_len = n;
     return GM_OK;
 }
@@ -216,7 +217,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     if (!buf)
         return GM_ENOMEM;
     size_t filled = s->carry_len;
-    memcpy(buf, s->carry, s->carry_len);
+    if (s->carry_len)
+        memcpy(buf, s->carry, s->carry_len);
     s->carry_len = 0;
     size_t searched = 0; /* no terminator in buf[0, searched) */
     const unsigned char eol = (unsigned char)s->eol;
