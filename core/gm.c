@@ -59,6 +59,9 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
     char size[64], calls[256];
+    if (!s->handed_over)
+        gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
+               cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
     gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");

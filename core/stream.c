@@ -562,6 +562,7 @@ static int merge_handover(struct stream *s, struct source *src, int n, gm_status
                "a line that is not a canonical integer");
         rc = device_check(s, 1, st);
     }
+    s->stats->handed_over = 1;
     if (!rc)
         rc = gm_handover_merge(s->cfg, ins, kbs, n, at, &s->declined_block, s->w, st);
     free(ins);
@@ -729,6 +730,7 @@ static int sort_op(struct stream *s, gm_status *st)
                    s->ins[i].shown, (long long)s->ins[i].line + 1,
                    "a line that is not a canonical integer");
             rc = device_check(s, 1, st);
+            s->stats->handed_over = 1;
             if (!rc)
                 rc = gm_handover_sort(s->cfg, s->ins, s->open, s->names, s->nnames, i,
                                       &s->declined_block, &kb, runs, nruns, s->w, st);
@@ -810,8 +812,13 @@ static int check_op(struct stream *s, gm_status *st)
             rc = read_keys(s, &s->ins[i], &o, NULL, st);
             progress(s, 0);
         }
-        if (rc == GM_ERECORDS)
+        if (rc == GM_ERECORDS) {
+            gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+                   s->ins[i].shown, (long long)s->ins[i].line + 1,
+                   "a line that is not a canonical integer");
+            s->stats->handed_over = 1;
             rc = gm_handover_check(s->cfg, &s->ins[i], &s->declined_block, st);
+        }
         input_close(s, i);
     }
     return rc;

@@ -79,6 +79,7 @@ typedef struct gm_stream_stats {
     int64_t rep_keys;     /* its keys */
     int restart_records;  /* GM_ERECORDS before anything was read: the records path
                              runs from the start */
+    int handed_over;      /* the records path took the run over part-way */
 } gm_stream_stats;
 
 /* Counts one engine call (n keys of op, its report) in the stats: the calls by op
