@@ -25,6 +25,7 @@ int gm_fail(gm_status *st, gm_code code, const char *fmt, ...)
         vsnprintf(st->msg, sizeof st->msg, fmt, ap);
         va_end(ap);
         st->code = code;
+        st->len = 0;
     }
     return code;
 }

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gm_input_test_block_size(flags >> 5 ? (size_t)64 << (flags >> 5) : 0);
     gm_input in;
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     int rc = gm_input_open(&in, path, &st);
     CHECK(rc == GM_OK);
     while (!rc && !in.eof)

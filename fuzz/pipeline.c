@@ -224,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.threads = (flags & 4) ? 2 : 1;
     cfg.device = GM_DEVICE_CPU;
     cfg.output = output;
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     int rc = gm_run(op, &cfg, names, nfiles, &st);
 
     CHECK(rc == (int)want_rc);
