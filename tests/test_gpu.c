@@ -830,7 +830,7 @@ Test(gpu, text_sort_against_the_cpu, .timeout = 600)
         if (zero)
             swap_ends(t.p, t.len);
         struct sink_buf b = { malloc(t.len + 2), 0, t.len + 1, 0 };
-        gm_text_job job = { t.p, t.len, eol, reverse, unique, GM_KERNEL_AUTO, NULL, NULL,
+        gm_text_job job = { t.p, t.len, eol, reverse, unique, GM_KERNEL_AUTO, 0, NULL, NULL,
                             to_buf, &b };
         gm_text_result res;
         gm_gpu_times tm;
@@ -854,8 +854,8 @@ Test(gpu, text_sort_declines_a_bad_line)
     const char *texts[] = { "1\n2\nx\n", "5\n99999999999999999999\n", "3\n-\n" };
     for (int i = 0; i < COUNT(texts); i++) {
         struct sink_buf b = { malloc(64), 0, 64, 0 };
-        gm_text_job job = { texts[i], strlen(texts[i]), '\n', 0, 0, GM_KERNEL_AUTO, NULL, NULL,
-                            to_buf, &b };
+        gm_text_job job = { texts[i], strlen(texts[i]), '\n', 0, 0, GM_KERNEL_AUTO, 0, NULL,
+                            NULL, to_buf, &b };
         gm_text_result res;
         gm_gpu_times tm;
         gm_status st;
@@ -863,4 +863,38 @@ Test(gpu, text_sort_declines_a_bad_line)
         cr_assert_eq(b.calls, 0, "nothing handed out before declining");
         free(b.p);
     }
+}
+
+/* Outside --strict the device takes canonical integers only: every other form the
+ * full grammar accepts (signs, zeros, blanks, CR, blank lines) is declined, so
+ * that the records path writes those lines back as they are; canonical lines of
+ * both widths are sorted. */
+Test(gpu, text_sort_canonical_only)
+{
+    need_gpu();
+    const char *declined[] = { "1\n007\n", "1\n-0\n", "+5\n", " 12\n", "3\r\n", "1\n\n2\n",
+                               "12 \n", "00\n", "-01\n" };
+    for (int i = 0; i < COUNT(declined); i++) {
+        struct sink_buf b = { malloc(64), 0, 64, 0 };
+        gm_text_job job = { declined[i], strlen(declined[i]), '\n', 0, 0, GM_KERNEL_AUTO, 1,
+                            NULL, NULL, to_buf, &b };
+        gm_text_result res;
+        gm_gpu_times tm;
+        gm_status st;
+        cr_assert_eq(gm_gpu_sort_text(&job, &res, &tm, &st), GM_ETEXT, "text %d", i);
+        cr_assert_eq(b.calls, 0, "nothing handed out before declining");
+        free(b.p);
+    }
+    const char *text = "5\n-9223372036854775808\n0\n-3\n9223372036854775807\n10";
+    const char *want = "-9223372036854775808\n-3\n0\n5\n10\n9223372036854775807\n";
+    struct sink_buf b = { malloc(128), 0, 128, 0 };
+    gm_text_job job = { text, strlen(text), '\n', 0, 0, GM_KERNEL_AUTO, 1, NULL, NULL, to_buf,
+                        &b };
+    gm_text_result res;
+    gm_gpu_times tm;
+    gm_status st;
+    cr_assert_eq(gm_gpu_sort_text(&job, &res, &tm, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(b.len, strlen(want));
+    cr_assert(memcmp(b.p, want, b.len) == 0);
+    free(b.p);
 }
