@@ -88,7 +88,7 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines
+TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
@@ -284,7 +284,7 @@ $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUI
 # The benchmarks' input.
 $(BUILD)/bench/gen: bench/gen.c
 	@mkdir -p $(dir $@)
-	$(COMPILE.gm) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(COMPILE.gm) $(LDFLAGS) -o $@ $< $(GM_LDLIBS) $(LDLIBS)
 
 # The output floor: every way of writing N bytes into a file or a pipe (no core code).
 $(BUILD)/bench/iofloor: bench/iofloor.c
