@@ -14,6 +14,7 @@
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
+#   make distcheck       that tarball unpacked, built and tested in a temporary folder
 #   make clean
 #
 # Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), GPU_ARCHS (the
@@ -95,7 +96,7 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 .SECONDARY:
 
 .PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
-        install-strip uninstall dist clean criterion FORCE
+        install-strip uninstall dist distcheck clean criterion FORCE
 
 all: $(PROG) $(BUILD)/man/gpumerge.1
 
@@ -331,6 +332,14 @@ dist:
 	  { echo "make dist: needs git and the repository"; exit 1; }
 	@tree=$$(git stash create) && git archive --format=tar.gz --prefix=$(DIST)/ \
 	  -o $(DIST).tar.gz $${tree:-HEAD} && echo "wrote $(DIST).tar.gz"
+
+# The tarball unpacked in a temporary folder, built and tested there (with this
+# make's NVCC: `make NVCC= distcheck` for a CPU-only build).
+distcheck: dist
+	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/gpumerge-distcheck.XXXXXX") && trap 'rm -rf "$$d"' EXIT && \
+	tar -xzf $(DIST).tar.gz -C "$$d" && \
+	$(MAKE) --no-print-directory -C "$$d/$(DIST)" NVCC=$(NVCC) test && \
+	echo "distcheck: $(DIST).tar.gz builds and passes its tests from a clean unpack"
 
 check: test
 

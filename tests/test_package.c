@@ -217,7 +217,7 @@ static void make_install(const char *root, const char *target, const char *dest,
                          const char *build)
 {
     char *cmd;
-    if (asprintf(&cmd, MAKE " -s -C '%s' BUILD='%s' PROG='%s' -o '%s' %s DESTDIR='%s' "
+    if (asprintf(&cmd, MAKE " -s -C '%s' NVCC= BUILD='%s' PROG='%s' -o '%s' %s DESTDIR='%s' "
                        "PREFIX=/usr",
                  root, build, gpumerge_path(), gpumerge_path(), target, dest) < 0)
         abort();
@@ -260,7 +260,7 @@ Test(package, install_strip_and_uninstall, .timeout = 120)
     snprintf(want, sizeof want, " \"gpumerge %s\" ", v);
     cr_expect(strstr(r.out, want) != NULL, "the man page's .TH lacks %s: %s", want, r.out);
     cmd_free(&r);
-    r = run(MAKE " -s -C '%s' uninstall DESTDIR='%s' PREFIX=/usr && find '%s' -type f | wc -l",
+    r = run(MAKE " -s -C '%s' NVCC= uninstall DESTDIR='%s' PREFIX=/usr && find '%s' -type f | wc -l",
             root, dest, dest);
     cr_expect_eq(r.status, 0, "make uninstall: %s", r.err);
     cr_expect_str_eq(r.out, "0\n", "make uninstall left files behind");
