@@ -639,7 +639,7 @@ static struct parsed host_parse(const char *text, size_t len)
     in.size = (int64_t)len;
     gm_block blk = { text, len, 1 };
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
-    gm_parse_opts o = { 3, 0, 0, 0 };
+    gm_parse_opts o = { 3, 0, 0, 0, 0 };
     gm_status st;
     int rc = gm_input_parse_block(&in, &blk, &o, &kb, &st);
     if (rc == GM_OK) {

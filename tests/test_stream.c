@@ -633,7 +633,7 @@ static int parse_blocks(const char *path, size_t block, int ordered, gm_keybuf *
     gm_input in;
     memset(kb, 0, sizeof *kb);
     int rc = gm_input_open(&in, path, st);
-    gm_parse_opts o = { 2, ordered, 0, 0 };
+    gm_parse_opts o = { 2, ordered, 0, 0, 0 };
     *blocks = 0;
     while (!rc && !in.eof) {
         rc = gm_input_read_keys(&in, &o, kb, st);
@@ -986,7 +986,7 @@ Test(stream, pipe_prefix_handed_out_first, .timeout = 60)
         cr_assert_eq(gm_input_start(&in, 4, &st), GM_OK);
         gm_keybuf kb;
         memset(&kb, 0, sizeof kb);
-        gm_parse_opts o = { 2, 0, 0, 0 };
+        gm_parse_opts o = { 2, 0, 0, 0, 0 };
         while (!in.eof)
             cr_assert_eq(gm_input_read_keys(&in, &o, &kb, &st), GM_OK, "%s", st.msg);
         gm_input_test_block_size(0);
