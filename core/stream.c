@@ -34,7 +34,9 @@ enum {
     MAX_BLOCK = 4 << 20,           /* a text block, per MERGE_CORES threads */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
-    FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
+    FD_SPARE = 4,                  /* descriptors kept free of inputs and runs: the
+                                    * output's two, a run being written, and one for
+                                    * a moment (an input's spooled copy) */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
     WARM_LINE_BYTES = 4,           /* bytes a line, for the keys a size may hold: a short
                                     * count errs toward starting CUDA, which costs a
@@ -760,15 +762,6 @@ static int check_op(struct stream *s, gm_status *st)
 
 /* ------------------------------------------------------------------ entry */
 
-static int fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur > 1 << 20)
-        return 1 << 20;
-    return (int)rl.rlim_cur;
-}
-
 /* The hook for an output written in place (not through a temporary file renamed
  * at the end) that is also an input: a streaming merge would overwrite that input
  * before reading it, so it is first copied to a temporary file, as sort does with
@@ -827,8 +820,10 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (s.budget < MIN_BUDGET)
         s.budget = MIN_BUDGET;
     stats->budget = s.budget;
+    /* A merge pass holds its fan-in of inputs or runs open beside the spare;
+     * every other input and run is closed until its pass. */
     s.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
+    int fds = gm_fd_room() - FD_SPARE;
     if (s.fan_in > fds)
         s.fan_in = fds > 2 ? fds : 2;
     int k = nnames < s.fan_in ? nnames : s.fan_in;
@@ -861,8 +856,11 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         }
     }
     /* Every input is opened before anything is written, so a missing one stops
-     * the run first; as many stay open as descriptors allow, the rest are opened
-     * again when their turn comes. */
+     * the run first. Those of a merge's first pass stay open (all of them when
+     * they are one pass, as an input that is the output needs), and as many of a
+     * sort's or a check's as descriptors allow (a sort reads them one at a time);
+     * the rest are closed and opened again by name when their turn comes. */
+    int keep = op == GM_OP_MERGE ? s.fan_in : fds;
     int rc = GM_OK;
     uint64_t regular_bytes = 0; /* bounds the output, for -o's space check */
     s.total_bytes = 0;
@@ -885,7 +883,7 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
             s.total_bytes = -1;
         else if (!s.drained[i])
             s.total_bytes += size;
-        if (i >= fds / 2 && strcmp(names[i], "-") != 0) {
+        if (i >= keep && strcmp(names[i], "-") != 0) {
             gm_input_close(&s.ins[i]);
             s.open[i] = 0;
         }
