@@ -824,6 +824,8 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
      * every other input and run is closed until its pass. */
     s.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
     int fds = gm_fd_room() - FD_SPARE;
+    if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && fds >= GM_GPU_START_FDS + 2)
+        fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
     if (s.fan_in > fds)
         s.fan_in = fds > 2 ? fds : 2;
     int k = nnames < s.fan_in ? nnames : s.fan_in;

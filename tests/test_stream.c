@@ -523,6 +523,45 @@ Test(stream, any_number_of_inputs_and_runs_under_ulimit_12, .timeout = 240)
     free(tmp);
 }
 
+/* Where CUDA may start (a driver loaded), a merge keeps CUDA's start-up
+ * descriptors (GM_GPU_START_FDS) free beside its fan-in: under ulimit -n 50, 300
+ * inputs go through smaller batches, so more runs, than without a driver. */
+Test(stream, a_merge_leaves_cuda_its_descriptors, .timeout = 60)
+{
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 50);
+    for (int i = 0; i < 300; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%03d", i);
+        random_file(&r, dir, name, 2, 0, 1);
+    }
+    int runs[2];
+    char *out[2];
+    for (int driver = 0; driver < 2; driver++) {
+        char *cmd;
+        if (asprintf(&cmd, "ulimit -n 50 && TMPDIR=. \"$GPUMERGE_FORCED\" %s merge -v in*",
+                     driver ? "--driver-loaded" : "") < 0)
+            abort();
+        cmd_result g = run_sh(dir, cmd);
+        free(cmd);
+        cr_assert_eq(g.status, 0, "%s", g.err);
+        const char *p = strstr(g.err, "B, ");
+        cr_assert_not_null(p, "%s", g.err);
+        runs[driver] = atoi(p + 3);
+        out[driver] = strdup(g.out);
+        cmd_free(&g);
+    }
+    cr_assert_gt(runs[1], runs[0], "runs with a driver %d, without %d", runs[1], runs[0]);
+    cr_assert_str_eq(out[1], out[0]);
+    free(out[0]);
+    free(out[1]);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* A run holds a descriptor only while it is written or read: none once written,
  * one from its first read to its end; a run replaced between passes is an error. */
 Test(stream, a_run_holds_a_descriptor_only_while_read)
