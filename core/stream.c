@@ -762,6 +762,14 @@ static int check_op(struct stream *s, gm_status *st)
 
 /* ------------------------------------------------------------------ entry */
 
+/* Whether fd is not a regular file: a pipe, socket or device, which is not
+ * closed before its turn (what it holds would be lost). */
+static int is_stream(int fd)
+{
+    struct stat sb;
+    return fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
+}
+
 /* The hook for an output written in place (not through a temporary file renamed
  * at the end) that is also an input: a streaming merge would overwrite that input
  * before reading it, so it is first copied to a temporary file, as sort does with
@@ -861,8 +869,9 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
      * the run first. Those of a merge's first pass stay open (all of them when
      * they are one pass, as an input that is the output needs), and as many of a
      * sort's or a check's as descriptors allow (a sort reads them one at a time);
-     * the rest are closed and opened again by name when their turn comes. */
-    int keep = op == GM_OP_MERGE ? s.fan_in : fds;
+     * the rest are closed and opened again by name when their turn comes, but
+     * for pipes and devices (streams), which would lose what they hold. */
+    int keep = op == GM_OP_MERGE ? s.fan_in : fds, streams = 0;
     int rc = GM_OK;
     uint64_t regular_bytes = 0; /* bounds the output, for -o's space check */
     s.total_bytes = 0;
@@ -885,10 +894,20 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
             s.total_bytes = -1;
         else if (!s.drained[i])
             s.total_bytes += size;
-        if (i >= keep && strcmp(names[i], "-") != 0) {
-            gm_input_close(&s.ins[i]);
-            s.open[i] = 0;
+        if (i >= keep && s.ins[i].fd > STDIN_FILENO) {
+            if (is_stream(s.ins[i].fd))
+                streams++;
+            else
+                input_close(&s, i);
         }
+    }
+    if (streams > 0) {
+        /* They take their descriptors from every pass, and the first keeps fewer. */
+        s.fan_in = s.fan_in - streams > 2 ? s.fan_in - streams : 2;
+        int held = op == GM_OP_MERGE ? s.fan_in : fds - streams;
+        for (int i = held > 0 ? held : 0; i < keep && i < nnames; i++)
+            if (s.open[i] && s.ins[i].fd > STDIN_FILENO && !is_stream(s.ins[i].fd))
+                input_close(&s, i);
     }
     /* auto: CUDA's start-up begins now if the inputs' size makes the GPU a
      * candidate for the largest engine call (a pipe's sort asks again as it reads) */
