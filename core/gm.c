@@ -59,9 +59,8 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
     char size[64], calls[256];
-    if (!s->handed_over)
-        gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
-               cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
+    gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
+           cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
     gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
@@ -199,11 +198,8 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     memset(&stats, 0, sizeof stats);
     double streaming = gm_now();
     const char *why = records_reason(c, cfg);
-    if (!why) {
+    if (!why)
         rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
-        if (rc == GM_ERECORDS && stats.restart_records)
-            why = "a merge of more inputs than the fan-in, in batches";
-    }
     if (why) {
         gm_say(cfg, GM_MSG_VERBOSE, "path: records (%s)", why);
         int done = 0; /* --device=gpu without a usable GPU fails here too */
@@ -216,7 +212,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     }
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
-    if (!rc && !why && c != GM_OP_CHECK && cfg->verbose) {
+    if (!rc && !why && !stats.handed_over && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
                      stats.threads, streaming - started,

@@ -182,6 +182,24 @@ int gm_handover_sort(const gm_config *cfg, gm_input *ins, const unsigned char *o
     return rc;
 }
 
+int gm_handover_start(const gm_config *cfg, gm_op op, gm_input *ins, const unsigned char *open,
+                      char *const *names, int nnames, gm_writer *w, gm_status *st)
+{
+    gm_rec_source *src = calloc((size_t)nnames + 1, sizeof *src);
+    if (!src)
+        return gm_fail(st, GM_ENOMEM, "out of memory handing the lines over");
+    for (int i = 0; i < nnames; i++) { /* open descriptors go along: a pipe keeps its bytes */
+        int have = open[i] && ins[i].fd >= 0;
+        src[i] = (gm_rec_source){ names[i], have ? ins[i].fd : -1,
+                                  have && ins[i].fd > STDIN_FILENO, NULL, 0, 0 };
+        if (have)
+            ins[i].fd = -1;
+    }
+    int rc = gm_records_continue(op, cfg, src, nnames, w, NULL, 0, st);
+    free(src);
+    return rc;
+}
+
 int gm_handover_merge(const gm_config *cfg, gm_input *const *ins, gm_keybuf *const *kbs,
                       int n, int at, const gm_block *b, gm_writer *w, gm_status *st)
 {

@@ -62,15 +62,6 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur > 1 << 20)
-        return 1 << 20;
-    return (int)rl.rlim_cur;
-}
-
 /* Input i, opened again when it was closed to spare descriptors. */
 static int src_open(struct rec_run *r, int i, gm_status *st)
 {
@@ -340,12 +331,15 @@ static int spool_aliases(struct rec_run *r, const gm_output *out, gm_status *st)
     return GM_OK;
 }
 
-/* Opens every input (a missing one ends the run before any output); as many
- * stay open as descriptors allow. *bytes: the regular inputs' sizes, which bound
- * the output. */
+/* Opens every input (a missing one ends the run before any output). A merge
+ * keeps its first batch open, a sort or check as many as the descriptors free
+ * allow beside a pass's fan-in; the rest are opened again by name in their turn.
+ * A pipe or device stays open (closed, what it holds would be lost), and the
+ * fan-in shrinks by as many. *bytes: the regular inputs' sizes, which bound the
+ * output. */
 static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
 {
-    int keep = (fd_limit() - FD_RESERVE) / 2, have_stdin = 0;
+    int have_stdin = 0, held = 0;
     *bytes = 0;
     for (int i = 0; i < r->nnames; i++) {
         if (strcmp(r->names[i], "-") == 0) {
@@ -357,11 +351,19 @@ static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
             return rc;
         if (r->srcs[i].regular && !r->drained[i])
             *bytes += (uint64_t)r->srcs[i].left + 1;
-        if (i >= keep && strcmp(r->names[i], "-") != 0) {
+        int keep = r->op == GM_OP_MERGE ? i < r->fan_in
+                                        : gm_fd_room() > FD_RESERVE + r->fan_in;
+        if (!r->srcs[i].regular && strcmp(r->names[i], "-") != 0) {
+            held += i >= r->fan_in; /* a pipe stays open beyond the batch */
+            keep = 1;
+        }
+        if (!keep && strcmp(r->names[i], "-") != 0) {
             gm_lines_close(&r->srcs[i]);
             r->open[i] = 0;
         }
     }
+    if (held && r->fan_in - held >= 2)
+        r->fan_in -= held;
     return GM_OK;
 }
 
@@ -413,7 +415,7 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *con
     if (r->budget < MIN_BUDGET)
         r->budget = MIN_BUDGET;
     r->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
+    int fds = gm_fd_room() - FD_RESERVE; /* the descriptors free now, less a spare */
     if (r->fan_in > fds)
         r->fan_in = fds > 2 ? fds : 2;
     r->names = names;

@@ -9,6 +9,7 @@
 #include "recrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,8 +31,10 @@ int gm_recrun_create(gm_recrun *r, const char *dir, gm_status *st)
 
 int gm_recrun_rewind(gm_recrun *r, gm_status *st)
 {
-    if (lseek(r->fd, 0, SEEK_SET) != 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    (void)st; /* written: its descriptor goes until a pass opens it by name */
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
     return GM_OK;
 }
 
@@ -71,8 +74,14 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
     gm_lines_src *src = calloc((size_t)k, sizeof *src);
     gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
     int rc = src && ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
-    for (int i = 0; i < k && !rc; i++) {
-        gm_lines_open_fd(&src[i], runs[i].fd, 0, runs[i].shown, o->ks->eol);
+    for (int i = 0; i < k; i++)
+        src[i].fd = -1;
+    for (int i = 0; i < k && !rc; i++) { /* opened by name for this pass only */
+        int fd = open(runs[i].path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", runs[i].shown, strerror(errno));
+        else
+            gm_lines_open_fd(&src[i], fd, 1, runs[i].shown, o->ks->eol);
         ptr[i] = &src[i];
     }
     gm_recmerge_opts ro = *o;
@@ -80,7 +89,8 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
     if (!rc)
         rc = gm_recmerge(&ro, ptr, k, sink, st);
     for (int i = 0; src && i < k; i++)
-        gm_lines_close(&src[i]);
+        if (src[i].fd >= 0)
+            gm_lines_close(&src[i]);
     free(src);
     free(ptr);
     return rc;

@@ -25,7 +25,9 @@ int gm_recrun_create(gm_recrun *r, const char *dir, gm_status *st);
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
                     const char *dir, int nthreads, gm_recrun *run, gm_status *st);
 
-/* Ends writing: the run is read from its start next. Returns GM_OK or GM_EIO. */
+/* Ends writing: the run's descriptor is closed, and a merge pass opens it again
+ * by name, so that a run holds a descriptor only while it is written or read.
+ * Returns GM_OK. */
 int gm_recrun_rewind(gm_recrun *r, gm_status *st);
 
 /* Closes and unlinks the run. Safe twice. */

@@ -590,9 +590,12 @@ static int merge_op(struct stream *s, gm_status *st)
         free_sources(src, n);
         return rc;
     }
-    if (!s->cfg->strict) { /* batches of lines are the records path's */
-        s->stats->restart_records = 1;
-        return GM_ERECORDS;
+    if (!s->cfg->strict) { /* batches of lines are the records path's, from the start */
+        gm_say(s->cfg, GM_MSG_VERBOSE, "path: records (a merge of more inputs than the "
+                                       "fan-in, in batches)");
+        s->stats->handed_over = 1;
+        return gm_handover_start(s->cfg, GM_OP_MERGE, s->ins, s->open, s->names, s->nnames,
+                                 s->w, st);
     }
     /* Batches of fan_in inputs into runs, then the runs. */
     int nruns = (n + s->fan_in - 1) / s->fan_in;

@@ -78,8 +78,6 @@ typedef struct gm_stream_stats {
     gm_engine_report rep; /* the largest call's (most keys): the device that did the
                              bulk of the work, and why */
     int64_t rep_keys;     /* its keys */
-    int restart_records;  /* GM_ERECORDS before anything was read: the records path
-                             runs from the start */
     int handed_over;      /* the records path took the run over part-way */
 } gm_stream_stats;
 
