@@ -174,10 +174,12 @@ static void chunk_drop(struct chunk *c)
     c->recs.n = 0;
 }
 
-/* What the chunk holds and what its sort will take. */
-static size_t chunk_memory(const struct chunk *c)
+/* What the chunk holds and what its sort will take: a scratch array as large as
+ * its records, or (the order allows an unstable sort in place) a bucket's. */
+static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
 {
-    return c->bytes + 2 * c->recs.n * sizeof(gm_rec);
+    int stable = ks->stable || ks->unique;
+    return c->bytes + (stable ? 2 : 1) * c->recs.n * sizeof(gm_rec);
 }
 
 static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
@@ -198,20 +200,14 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
     return gm_lines_split(r->ks, b, &c->recs, r->nthreads, st);
 }
 
-/* Sorts the chunk's records (a scratch array of as many is allocated and freed
- * here). */
 static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
 {
-    if (c->recs.n < 2)
-        return GM_OK;
     double a = gm_now();
-    gm_rec *scratch = gm_buf_alloc(c->recs.n * sizeof *scratch, "sorting", st);
-    if (!scratch)
-        return GM_ENOMEM;
-    gm_recsort(r->ks, c->recs.r, scratch, c->recs.n, r->nthreads);
-    gm_buf_free(scratch);
+    size_t held = c->bytes + c->recs.n * sizeof(gm_rec);
+    size_t room = r->budget > held ? r->budget - held : 0;
+    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, room, r->nthreads, st);
     r->sort += gm_now() - a;
-    return GM_OK;
+    return rc;
 }
 
 static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nruns, int *cap,
@@ -255,7 +251,7 @@ static int sort_op(struct rec_run *r, gm_status *st)
             if (!rc && b)
                 rc = chunk_add(&c, b, r, st);
             r->split += gm_now() - m;
-            if (!rc && chunk_memory(&c) > r->budget)
+            if (!rc && chunk_memory(&c, r->ks) > r->budget)
                 rc = spill(&c, r, &runs, &nruns, &cap, st);
         }
         src_close(r, i);

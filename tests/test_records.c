@@ -26,6 +26,7 @@
 
 #include "../core/gm.h"
 #include "../core/records.h"
+#include "../core/recsort.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -301,6 +302,17 @@ Test(records, sort_in_memory_parallel, .timeout = 120)
     sort_table(3, 1, 90000, &k, 0, 0);
     k.threads = 4;
     sort_table(4, 2, 40000, &k, 0, 0);
+}
+
+Test(records, sort_in_place_parallel, .timeout = 120)
+{
+    /* a budget with no room for a scratch array: sorted in place (without -s and
+     * -u), buckets of a thousand records at most per task */
+    gm_recsort_test_task_max(1000);
+    knobs k = { .threads = 2, .budget = 3 << 20 };
+    sort_table(8, 1, 90000, &k, 0, 0);
+    k.threads = 3;
+    sort_table(9, 2, 30000, &k, 0, 0);
 }
 
 Test(records, sort_external_runs_and_passes, .timeout = 120)
