@@ -27,6 +27,9 @@ typedef struct gm_lines_block {
     int refs;
     size_t len;          /* bytes of lines, each with its terminator */
     unsigned char *data; /* gm_buf_alloc'd */
+    uint32_t *counts;    /* NULL, or the terminators in each megabyte of data,
+                          * counted as it was read (the split's first pass) */
+    size_t ncounts;
 } gm_lines_block;
 
 void gm_lines_block_ref(gm_lines_block *b);
