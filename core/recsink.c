@@ -64,11 +64,12 @@ static int grow(gm_recsink *k, size_t need, gm_status *st)
     return GM_OK;
 }
 
-/* Keeps a copy of the last line kept, whose bytes in buf are about to go. */
+/* Keeps a copy of the last line kept, whose bytes (in buf or a window) are about
+ * to go. */
 static int save_last(gm_recsink *k, gm_status *st)
 {
     const unsigned char *p = gm_rec_line(&k->last_rec);
-    if (!k->have_last || !k->buf || p < k->buf || p >= k->buf + k->len)
+    if (!k->have_last || p == k->last)
         return GM_OK;
     size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
     if (len + 1 > k->last_cap) {
@@ -290,19 +291,8 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
     int wrc = window_join(&ww, rc ? NULL : st);
     if (!rc)
         rc = wrc;
-    /* the last line kept moves out of the window buffers */
-    if (!rc && k->unique && k->have_last) {
-        k->len = 0;
-        rc = grow(k, gm_rec_len(&k->last_rec, k->ks->eol) + 1, st);
-        if (!rc) {
-            size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
-            memcpy(k->buf, gm_rec_line(&k->last_rec), len + 1);
-            k->len = len + 1;
-            k->last_rec.ref = gm_rec_make_ref(k->buf, len, gm_rec_is_exact(&k->last_rec));
-            rc = save_last(k, st);
-            k->len = 0;
-        }
-    }
+    if (!rc) /* the last line kept moves out of the window buffers */
+        rc = save_last(k, st);
     gm_buf_free(bufs[0]);
     gm_buf_free(bufs[1]);
     free(g);
