@@ -44,7 +44,7 @@ NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
 
 CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
            core/run.c core/stream.c core/gm.c
-CORE_SRC += core/outfile.c core/textsort.c
+CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/records.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
@@ -69,7 +69,7 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records
+TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.

@@ -48,9 +48,9 @@ static int report(int rc, const gm_status *st, const gm_config *cfg)
     switch (rc) {
     case GM_OK:
         return EXIT_OK;
-    case GM_DISORDER:
+    case GM_DISORDER: /* ended as sort ends it: with the lines' terminator */
         if (!cfg->check_quiet)
-            fprintf(stderr, "gpumerge: %s\n", st->msg);
+            fprintf(stderr, "gpumerge: %s%c", st->msg, cfg->zero_terminated ? '\0' : '\n');
         return EXIT_DISORDER;
     case GM_EPIPE:
         return EXIT_TROUBLE; /* the reader went away: nothing to say */

@@ -32,7 +32,7 @@
 enum {
     OPT_CHECK = 256, OPT_COMPRESS_PROGRAM, OPT_DEBUG, OPT_FILES0_FROM, OPT_BATCH_SIZE,
     OPT_RANDOM_SOURCE, OPT_SORT, OPT_PARALLEL, OPT_HELP, OPT_VERSION,
-    OPT_DEVICE, OPT_KERNEL, OPT_THREADS, OPT_PROGRESS
+    OPT_DEVICE, OPT_KERNEL, OPT_THREADS, OPT_PROGRESS, OPT_STRICT
 };
 
 enum { NO_ARG, REQUIRED_ARG, OPTIONAL_ARG };
@@ -85,6 +85,7 @@ static const cli_option long_options[] = {
     { "kernel", REQUIRED_ARG, OPT_KERNEL, 0 },
     { "threads", REQUIRED_ARG, OPT_THREADS, 0 },
     { "progress", NO_ARG, OPT_PROGRESS, 0 },
+    { "strict", NO_ARG, OPT_STRICT, 0 },
 };
 #define NLONG ((int)(sizeof long_options / sizeof long_options[0]))
 
@@ -93,15 +94,12 @@ static const struct {
     int id;
     const char *reason;
 } refused[] = {
-    { 'd', "dictionary order compares text; lines hold integers" },
-    { 'g', "keys are integers, not floating-point numbers" },
-    { 'h', "keys are plain integers, without unit suffixes" },
-    { 'i', "ignoring characters applies to text; lines hold integers" },
-    { 'k', "keys are whole-line integers" },
-    { 'M', "keys are integers, not month names" },
-    { 'R', "the order is always by value (shuf(1) shuffles)" },
-    { 't', "lines hold one integer, not fields" },
-    { 'V', "keys are integers, not version strings" },
+    { 'd', "gpumerge orders by number or by bytes, not in dictionary order" },
+    { 'f', "gpumerge orders by number or by bytes, without folding case" },
+    { 'i', "gpumerge orders by number or by bytes, ignoring no characters" },
+    { 'M', "gpumerge orders by number or by bytes, not by month names" },
+    { 'R', "the order is always by key (shuf(1) shuffles)" },
+    { 'V', "gpumerge orders by number or by bytes, not by version" },
     { OPT_RANDOM_SOURCE, "it only serves -R, which is not supported" },
     { OPT_DEBUG, "it annotates sort's key fields; -v shows gpumerge's plan" },
     { OPT_COMPRESS_PROGRAM, "temporary files are not compressed" },
@@ -114,8 +112,8 @@ void gm_cli_usage(FILE *to)
           "  or:  gpumerge check [OPTION]... [FILE]...\n"
           "  or:  gpumerge [OPTION]... [FILE]...\n"
           "  or:  gpumerge [OPTION]... --files0-from=F\n"
-          "Sort, merge or check files of integers, one per line, as 'LC_ALL=C sort -n'\n"
-          "does, on an NVIDIA GPU when one is worth using and on all CPU cores otherwise.\n"
+          "Sort, merge or check lines by number, as 'LC_ALL=C sort -n' does, on an\n"
+          "NVIDIA GPU when one is worth using and on all CPU cores otherwise.\n"
           "\n"
           "With no subcommand gpumerge acts as sort -n: it sorts, or merges with -m, or\n"
           "checks with -c or -C. The subcommands name the mode instead:\n"
@@ -125,21 +123,27 @@ void gm_cli_usage(FILE *to)
           "          (like sort -c -n, which takes one input)\n"
           "Options may come before or after the subcommand.\n"
           "\n"
-          "With no FILE, or when FILE is -, read standard input. Each line holds one\n"
-          "integer (64-bit signed, optional sign, blanks around it); blank lines are\n"
-          "skipped. Output is one integer per line in canonical decimal.\n"
+          "With no FILE, or when FILE is -, read standard input. Lines are ordered by\n"
+          "their keys (the whole line by default) as sort orders them in the C locale,\n"
+          "by -n unless -g, -h or a key's own flags name another order, then by the\n"
+          "whole line's bytes; every line is written back with its own bytes.\n"
           "\n"
           "sort's options:\n"
+          "  -b, --ignore-leading-blanks  ignore leading blanks in keys\n"
           "  -c, --check, --check=diagnose-first  check for sorted input; do not sort\n"
           "  -C, --check=quiet, --check=silent  like -c, but do not report the first bad line\n"
+          "  -g, --general-numeric-sort  compare by general numerical value (floats)\n"
+          "  -h, --human-numeric-sort  compare human readable numbers (2K, 1G)\n"
+          "  -k, --key=KEYDEF          sort via a key; KEYDEF gives location and type\n"
           "  -m, --merge               merge already sorted files; do not sort\n"
-          "  -n, --numeric-sort        accepted: keys are always compared as numbers\n"
+          "  -n, --numeric-sort        compare by string numerical value (the default)\n"
           "  -o, --output=FILE         write to FILE (FILE may be an input)\n"
-          "  -r, --reverse             descending order (merge and check expect it too)\n"
-          "  -s, --stable              accepted: equal keys keep their input order\n"
-          "  -u, --unique              one line per value (check: equal lines are disorder)\n"
-          "  -b, -f                    accepted, no effect on integers\n"
-          "      --sort=numeric        accepted (the other orders are refused)\n"
+          "  -r, --reverse             reverse the result of comparisons\n"
+          "  -s, --stable              no last-resort comparison of whole lines\n"
+          "      --sort=WORD           numeric -n, general-numeric -g, human-numeric -h\n"
+          "  -t, --field-separator=SEP  use SEP instead of non-blank to blank transition\n"
+          "  -u, --unique              output only the first of lines with equal keys\n"
+          "                            (check: equal keys are a disorder)\n"
           "  -S, --buffer-size=SIZE    use SIZE for the main memory buffer\n"
           "  -T, --temporary-directory=DIR  temporary files in DIR, not $TMPDIR or /tmp\n"
           "                            (given several times: the last one)\n"
@@ -150,14 +154,23 @@ void gm_cli_usage(FILE *to)
           "gpumerge's options:\n"
           "  -v, --verbose             print the plan and the time of each stage on stderr\n"
           "      --progress            show progress on stderr during long work\n"
+          "      --strict              every line must hold one integer (an error names\n"
+          "                            the first that does not); output canonical\n"
           "      --device=DEV          auto (default), cpu or gpu\n"
           "      --kernel=K            GPU merge kernel: auto (default), basic, tiled, circular\n"
           "      --threads=N           the same as --parallel=N\n"
           "      --help                display this help and exit\n"
           "      --version             output version information and exit\n"
           "\n"
-          "Refused (exit 2): -d, -g, -h, -i, -k, -M, -R, -t, -V, --debug, --random-source,\n"
-          "--compress-program, --sort=WORD other than numeric.\n"
+          "-f, --ignore-case is accepted where every key is a number (it changes nothing\n"
+          "there) and refused where a key compares bytes.\n"
+          "Refused (exit 2): -d, -i, -M, -R, -V, --debug, --random-source,\n"
+          "--compress-program, --sort=month, random or version.\n"
+          "\n"
+          "KEYDEF is F[.C][OPTS][,F[.C][OPTS]] for start and stop position, where F is a\n"
+          "field number and C a character position in the field; both are origin 1, and\n"
+          "the stop position defaults to the line's end. OPTS is one or more of b, g, h,\n"
+          "n, r, which override the global ordering options for that key.\n"
           "\n"
           "SIZE may be followed by % (of memory), b (bytes), K (1024, the default), M, G,\n"
           "T, P, E, Z, Y.\n"
@@ -407,15 +420,71 @@ typedef struct parse_state {
     int check;              /* 0, 'c' or 'C' */
     int merge;              /* -m seen */
     const char *files_from; /* --files0-from */
+    char orders[4];         /* the global orders given (-g, -h, -n), in sort's order */
+    int keyed;              /* -k seen */
+    int tabbed;             /* -t seen */
+    char fold[32];          /* -f as given, or "" */
 } parse_state;
 
-static int refuse(int id, const char *spelled, gm_status *st)
+/* A global -n, -g or -h (or --sort=WORD): sort refuses two different ones. */
+static int set_order(gm_cli *cli, parse_state *ps, int c, gm_status *st)
+{
+    static const char letters[] = "ghn";
+    static const gm_order orders[] = { GM_ORDER_GENERAL, GM_ORDER_HUMAN, GM_ORDER_NUMERIC };
+    int at = (int)(strchr(letters, c) - letters);
+    ps->orders[at] = (char)c;
+    (void)st;
+    cli->keyspec.order = orders[at];
+    cli->keyspec.order_given = 1;
+    return GM_OK;
+}
+
+/* Two global orders are refused as sort refuses them: where a key takes the
+ * global options (no -k, or a key without flags of its own). */
+static int check_orders(const gm_cli *cli, const parse_state *ps, gm_status *st)
+{
+    char both[8];
+    int n = 0;
+    for (int i = 0; i < 3; i++)
+        if (ps->orders[i])
+            both[n++] = ps->orders[i];
+    both[n] = '\0';
+    int inherits = cli->keyspec.nkeys == 0;
+    for (int i = 0; i < cli->keyspec.nkeys; i++)
+        inherits |= !cli->keyspec.keys[i].has_flags;
+    if (n > 1 && inherits)
+        return die(st, "options '-%s' are incompatible", both);
+    return GM_OK;
+}
+
+/* -t SEP as sort takes it: one byte, or "\0" for NUL; the same one each time. */
+static int set_tab(gm_cli *cli, parse_state *ps, const char *arg, gm_status *st)
+{
+    char q[512];
+    int tab = (unsigned char)arg[0];
+    if (!arg[0])
+        return die(st, "%s", "empty tab");
+    if (arg[1]) {
+        if (strcmp(arg, "\\0") != 0)
+            return die(st, "multi-character tab %s", quote_always(arg, q, sizeof q));
+        tab = '\0';
+    }
+    if (cli->keyspec.tab >= 0 && cli->keyspec.tab != tab)
+        return die(st, "%s", "incompatible tabs");
+    cli->keyspec.tab = tab;
+    ps->tabbed = 1;
+    return GM_OK;
+}
+
+/* An option gpumerge does not implement, named as given (spelled after the
+ * prefix: "--sort=" and the word, or "" and the option). */
+static int refuse(int id, const char *spelled, const char *prefix, gm_status *st)
 {
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (refused[i].id == id) {
             char msg[400];
-            snprintf(msg, sizeof msg, "option '%.100s' is not supported: %s", spelled,
-                     refused[i].reason);
+            snprintf(msg, sizeof msg, "option '%s%.100s' is not supported: %s", prefix,
+                     spelled, refused[i].reason);
             return die(st, "%s", msg);
         }
     return GM_OK;
@@ -446,10 +515,26 @@ static int apply(gm_cli *cli, parse_state *ps, int id, const char *arg, const ch
     int n;
     char *end;
     switch (id) {
-    case 'b': /* the parser skips blanks around each integer anyway */
-    case 'f': /* integers have no letters to fold */
-    case 'n': /* keys are always numbers */
-    case 's': /* merges and sorts are stable */
+    case 'b':
+        cli->keyspec.skip_blanks = 1;
+        return GM_OK;
+    case 'f': /* refused in finish where a key compares bytes: numbers have no case */
+        snprintf(ps->fold, sizeof ps->fold, "%s", spelled);
+        return GM_OK;
+    case 'g':
+    case 'h':
+    case 'n':
+        return set_order(cli, ps, id, st);
+    case 'k':
+        ps->keyed = 1;
+        return gm_keyspec_parse_key(&cli->keyspec, arg, st);
+    case 't':
+        return set_tab(cli, ps, arg, st);
+    case 's':
+        cli->keyspec.stable = 1;
+        return GM_OK;
+    case OPT_STRICT:
+        cfg->strict = 1;
         return GM_OK;
     case 'c':
     case 'C':
@@ -470,15 +555,18 @@ static int apply(gm_cli *cli, parse_state *ps, int id, const char *arg, const ch
         return GM_OK;
     case 'r':
         cfg->reverse = 1;
+        cli->keyspec.reverse = 1;
         return GM_OK;
     case 'u':
         cfg->unique = 1;
+        cli->keyspec.unique = 1;
         return GM_OK;
     case 'v':
         cfg->verbose = 1;
         return GM_OK;
     case 'z':
         cfg->zero_terminated = 1;
+        cli->keyspec.eol = '\0';
         return GM_OK;
     case 'S':
         return parse_size(cli, spelled, arg, st);
@@ -498,12 +586,9 @@ static int apply(gm_cli *cli, parse_state *ps, int id, const char *arg, const ch
     case OPT_SORT:
         if (arg_match("--sort", arg, sort_names, 6, &n, st))
             return st->code;
-        if (sort_values[n] != 'n') {
-            char both[64];
-            snprintf(both, sizeof both, "--sort=%s", sort_names[n]);
-            return refuse(sort_values[n], both, st);
-        }
-        return GM_OK;
+        if (strchr("ghn", sort_values[n]))
+            return set_order(cli, ps, sort_values[n], st);
+        return refuse(sort_values[n], arg, "--sort=", st);
     case OPT_DEVICE:
         n = pick(arg, devices, 3);
         if (n < 0)
@@ -530,7 +615,7 @@ static int apply(gm_cli *cli, parse_state *ps, int id, const char *arg, const ch
         cli->show_version = 1;
         return GM_OK;
     default:
-        return refuse(id, spelled, st);
+        return refuse(id, spelled, "", st);
     }
 }
 
@@ -693,13 +778,32 @@ static int finish(gm_cli *cli, parse_state *ps, gm_status *st)
         }
     }
     cfg->check_quiet = ps->check == 'C';
+    /* --strict is the integer path: whole lines, each one integer */
+    const char *keyed = ps->keyed ? "-k" : ps->tabbed ? "-t" : ps->orders[0] ? "-g"
+                        : ps->orders[1] ? "-h" : NULL;
+    if (cfg->strict && keyed) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "options '--strict' and '%s' are incompatible: --strict takes lines of one "
+                 "integer each", keyed);
+        return die(st, "%s", msg);
+    }
+    if (check_orders(cli, ps, st))
+        return st->code;
+    gm_keyspec_finish(&cli->keyspec);
+    cfg->keyspec = &cli->keyspec;
+    for (int i = 0; ps->fold[0] && i < cli->keyspec.nkeys; i++)
+        if (!cli->keyspec.keys[i].has_flags && cli->keyspec.keys[i].order == GM_ORDER_BYTES)
+            return refuse('f', ps->fold, "", st);
     return GM_OK;
 }
 
 int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
 {
     memset(cli, 0, sizeof *cli);
-    parse_state ps = { 0, 0, NULL };
+    gm_keyspec_init(&cli->keyspec);
+    parse_state ps;
+    memset(&ps, 0, sizeof ps);
     cli->files = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *cli->files);
     if (!cli->files)
         return gm_fail(st, GM_ENOMEM, "out of memory");

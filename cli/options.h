@@ -15,6 +15,7 @@ typedef struct gm_cli {
     int have_op;    /* a subcommand was given (else the mode comes from -m, -c, -C) */
     gm_op op;
     gm_config config;
+    gm_keyspec keyspec; /* the order of lines; config.keyspec points here */
     char **files;   /* input names, in order (owned: gm_cli_free) */
     int nfiles;
     int show_help;  /* --help: print usage, exit 0 */

@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "engine.h"
 #include "gm.h"
+#include "records.h"
 #include "stream.h"
 #include "util.h"
 
@@ -58,6 +59,9 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
     char size[64], calls[256];
+    if (!s->handed_over)
+        gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
+               cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
     gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
@@ -144,8 +148,42 @@ static void tune_malloc(void)
         mallopt(M_ARENA_MAX, 1);
 }
 
-int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_status *st)
+/* The order of lines when the caller names none: whole lines by -n, with the
+ * configuration's -r, -u and -z. */
+static void default_keyspec(gm_keyspec *ks, const gm_config *cfg)
 {
+    gm_keyspec_init(ks);
+    ks->reverse = cfg->reverse;
+    ks->unique = cfg->unique;
+    ks->eol = cfg->zero_terminated ? '\0' : '\n';
+    gm_keyspec_finish(ks);
+}
+
+/* Why a run goes straight to the records path, or NULL when the integer path
+ * may serve it (--strict, or whole lines by -n: it hands the run over at the
+ * first line that is not a canonical integer). A stable merge is the records
+ * path's from the start: the integer merge writes equal keys of several inputs
+ * in one round, before a later line of an earlier input could come between. */
+static const char *records_reason(gm_op op, const gm_config *cfg)
+{
+    const gm_keyspec *ks = cfg->keyspec;
+    if (cfg->strict)
+        return NULL;
+    if (!ks->whole_line_numeric)
+        return "keys in fields, or an order other than -n";
+    if (op == GM_OP_MERGE && ks->stable)
+        return "a stable merge";
+    return NULL;
+}
+
+int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_status *st)
+{
+    gm_config config = *given, *cfg = &config;
+    gm_keyspec dflt;
+    if (!cfg->keyspec) {
+        default_keyspec(&dflt, cfg);
+        cfg->keyspec = &dflt;
+    }
     double started = cfg->started > 0 ? cfg->started : gm_now();
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
@@ -158,14 +196,24 @@ int gm_run(gm_op c, const gm_config *cfg, char *const *names, int nnames, gm_sta
     tune_malloc();
     gm_fill_std_fds();
     gm_stream_stats stats;
+    memset(&stats, 0, sizeof stats);
     double streaming = gm_now();
-    rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
+    const char *why = records_reason(c, cfg);
+    if (!why) {
+        rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
+        if (rc == GM_ERECORDS && stats.restart_records)
+            why = "a merge of more inputs than the fan-in, in batches";
+    }
+    if (why) {
+        gm_say(cfg, GM_MSG_VERBOSE, "path: records (%s)", why);
+        rc = gm_records_run(c, cfg, names, nnames, st);
+    }
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
-    if (!rc && c != GM_OP_CHECK && cfg->verbose) {
+    if (!rc && !why && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
-                     cfg->threads > 0 ? cfg->threads : gm_cpu_count(), streaming - started,
+                     stats.threads, streaming - started,
                      teardown, took, total);
     }
     return rc;

@@ -43,7 +43,7 @@
 #include <immintrin.h>
 #endif
 
-enum problem { PROB_NONE, PROB_NOT_INT, PROB_RANGE, PROB_DISORDER };
+enum problem { PROB_NONE, PROB_NOT_INT, PROB_RANGE, PROB_DISORDER, PROB_DECLINE };
 
 struct gm_chunk {
     const char *begin, *end; /* text of whole lines */
@@ -159,6 +159,10 @@ struct slot {
     int err;       /* the reader failed here (status in rd->st) */
 };
 
+/* A slot's error for a line longer than gm_input.line_max: its message is written
+ * when the block is handed out, once the lines before it are counted. */
+enum { LINE_TOO_LONG = -1 };
+
 struct gm_reader {
     gm_input *in;
     pthread_t tid;
@@ -247,7 +251,8 @@ static int pread_parallel(struct gm_reader *rd, char *buf, size_t len)
 
 /* -z: lines end with NUL. Swapping NUL and newline as the bytes arrive lets every
  * later stage look for newlines; a newline inside a NUL-ended line becomes a NUL,
- * which no integer holds, so such a line is still reported as not an integer. */
+ * which no integer holds, so such a line is still reported as not an integer (its
+ * message swaps the bytes back). */
 static void swap_terminators(char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -256,6 +261,13 @@ static void swap_terminators(char *p, size_t n)
 
 static void release_prefix(gm_input *in);
 
+/* Room for a partial line that grows to want bytes: no more than one byte past
+ * in->line_max, which is enough to tell that the line is too long. */
+static size_t line_room(const gm_input *in, size_t want)
+{
+    return in->line_max && want > in->line_max + 1 ? in->line_max + 1 : want;
+}
+
 /* Fills slot s (taking prev's partial line first) with whole lines. Returns 0, or
  * an error code with rd->st set. */
 static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
@@ -263,12 +275,15 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
     gm_input *in = rd->in;
     size_t have = 0;
     if (prev && prev->carry) {
+        if (in->line_max && prev->carry > in->line_max)
+            return LINE_TOO_LONG;
         if (prev->carry > s->cap) {
-            char *p = gm_buf_resize(s->buf, prev->carry * 2, "reading", &rd->st);
+            size_t cap = line_room(in, prev->carry * 2);
+            char *p = gm_buf_resize(s->buf, cap, "reading", &rd->st);
             if (!p)
                 return GM_ENOMEM;
             s->buf = p;
-            s->cap = prev->carry * 2;
+            s->cap = cap;
         }
         memcpy(s->buf, prev->buf + prev->len, prev->carry);
         have = prev->carry;
@@ -330,13 +345,17 @@ static int fill(struct gm_reader *rd, struct slot *s, const struct slot *prev)
             s->eof = 0;
             break;
         }
-        /* One line longer than the block: make room and read on. */
+        /* One line longer than the block: make room and read on, up to one byte
+         * past the longest line allowed. */
+        if (in->line_max && have > in->line_max)
+            return LINE_TOO_LONG;
         scanned = have;
-        char *p = gm_buf_resize(s->buf, s->cap * 2, "reading", &rd->st);
+        size_t cap = line_room(in, s->cap * 2);
+        char *p = gm_buf_resize(s->buf, cap, "reading", &rd->st);
         if (!p)
             return GM_ENOMEM;
         s->buf = p;
-        s->cap *= 2;
+        s->cap = cap;
     }
     if (s->eof && rd->regular) {
         struct stat sb;
@@ -429,6 +448,9 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
 static int hand_out(gm_input *in, struct slot *s, int err, gm_block *b, gm_status *st)
 {
     struct gm_reader *rd = in->rd;
+    if (err == LINE_TOO_LONG) /* the block's first line: those before are counted */
+        return gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
+                       in->shown, (long long)in->line + 1);
     if (err) {
         *st = rd->st;
         return err;
@@ -524,6 +546,81 @@ void gm_input_set_prefix(gm_input *in, char *buf, size_t from, size_t to)
         release_prefix(in);
 }
 
+/* The reader stops after the fill it is in (none is cut short, so no byte read
+ * from the descriptor is lost) and is joined. */
+static void drain_reader(struct gm_reader *rd)
+{
+    if (!rd->started)
+        return;
+    pthread_mutex_lock(&rd->lock);
+    rd->stop = 1;
+    pthread_cond_broadcast(&rd->cv);
+    pthread_mutex_unlock(&rd->lock);
+    pthread_join(rd->tid, NULL);
+    rd->started = 0;
+}
+
+/* Appends n bytes at p to *buf (length *len, room *cap). Returns 0 or -1. */
+static int append_bytes(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    if (*len + n > *cap) {
+        size_t want = (*len + n) * 2 + 64;
+        char *q = realloc(*buf, want);
+        if (!q)
+            return -1;
+        *buf = q;
+        *cap = want;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+int gm_input_take_rest(gm_input *in, const gm_block *b, char **buf, size_t *len,
+                       gm_status *st)
+{
+    struct gm_reader *rd = in->rd;
+    size_t cap = 0;
+    *buf = NULL;
+    *len = 0;
+    int fail = 0;
+    if (rd) {
+        drain_reader(rd);
+        const struct slot *cur = rd->cur >= 0 ? &rd->s[rd->cur] : NULL;
+        const struct slot *next = &rd->s[rd->next];
+        if (b && b->len)
+            fail |= append_bytes(buf, len, &cap, b->text, b->len);
+        if (cur)
+            fail |= append_bytes(buf, len, &cap, cur->buf + cur->len, cur->carry);
+        if (next->full && !next->err && !rd->ended && next != cur) {
+            size_t skip = cur ? cur->carry : 0; /* the carry copied to its front */
+            size_t n = next->len + next->carry;
+            if (n > skip)
+                fail |= append_bytes(buf, len, &cap, next->buf + skip, n - skip);
+        } else if (next->full && next->err && next != cur) {
+            *st = rd->st;
+            free(*buf);
+            *buf = NULL;
+            return next->err;
+        }
+        if (rd->regular)
+            lseek(in->fd, rd->start + rd->total, SEEK_SET);
+    }
+    if (in->zero && !fail) /* the slots' bytes as they were read */
+        swap_terminators(*buf, *len);
+    if (in->prefix && in->prefix_at < in->prefix_end) { /* not swapped yet */
+        fail |= append_bytes(buf, len, &cap, in->prefix + in->prefix_at,
+                             in->prefix_end - in->prefix_at);
+        in->prefix_at = in->prefix_end;
+    }
+    if (fail) {
+        free(*buf);
+        *buf = NULL;
+        return gm_fail(st, GM_ENOMEM, "out of memory reading %s", in->shown);
+    }
+    return GM_OK;
+}
+
 void gm_input_close(gm_input *in)
 {
     stop_reader(in);
@@ -612,6 +709,19 @@ static enum line_kind parse_line_slow(const char *p, const char *eol, int64_t *o
         return LINE_RANGE;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return LINE_KEY;
+}
+
+/* Whether [s, e) is the canonical decimal form of an integer: what the integer
+ * path writes back for it, byte for byte. */
+static int canonical_text(const char *s, const char *e)
+{
+    const char *d = s + (s < e && *s == '-');
+    if (d == e || (*d == '0' && (e - d > 1 || d != s)))
+        return 0;
+    for (; d < e; d++)
+        if (!is_digit(*d))
+            return 0;
+    return 1;
 }
 
 struct parse_job {
@@ -777,6 +887,7 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
     int32_t *d32 = job->dest32 ? job->dest32 + ch->line0 : NULL;
     int64_t n = 0, line = 0, prev = 0;
     const int64_t mask = o->mask;
+    const int canonical = o->canonical;
     const char *s = ch->begin; /* start of the current line */
     const char *w = ch->begin; /* next word to scan for newlines */
     int64_t window = -64;      /* SSE: the 64 bytes at ch->begin + window, */
@@ -820,7 +931,16 @@ static inline __attribute__((always_inline)) void parse_lines(void *ctx, int ind
         else
 #endif
             fast = parse_line_fast(s, e, safe, &v);
-        if (!fast) {
+        if (canonical) { /* the fast parsers take leading zeros and "-0" */
+            const char *d = s + (*s == '-');
+            if (fast ? *d == '0' && (e - d > 1 || d != s)
+                     : parse_line_slow(s, e, &v) != LINE_KEY || !canonical_text(s, e)) {
+                ch->prob = PROB_DECLINE;
+                ch->prob_line = line;
+                ch->prob_text = s;
+                break;
+            }
+        } else if (!fast) {
             enum line_kind kind = parse_line_slow(s, e, &v);
             if (kind == LINE_BLANK) {
                 s = e + 1;
@@ -882,7 +1002,13 @@ static int report(gm_input *in, const gm_block *b, enum problem prob, int64_t li
     size_t len = (size_t)((eol ? eol : end) - text);
     if (len > 0 && text[len - 1] == '\r')
         len--;
-    char shown[256];
+    char shown[256], original[GM_SHOW_BYTES];
+    if (in->zero) { /* the bytes as they were read, terminators swapped back */
+        size_t n = len < sizeof original ? len : sizeof original;
+        memcpy(original, text, n);
+        swap_terminators(original, n);
+        text = original;
+    }
     gm_show_text(text, len, shown, sizeof shown);
     switch (prob) {
     case PROB_NOT_INT:
@@ -890,6 +1016,9 @@ static int report(gm_input *in, const gm_block *b, enum problem prob, int64_t li
                        (long long)line, shown);
     case PROB_RANGE:
         return gm_fail(st, GM_EINPUT, "%s:%lld: out of range: '%s'", in->shown,
+                       (long long)line, shown);
+    case PROB_DECLINE:
+        return gm_fail(st, GM_ERECORDS, "%s:%lld: not a canonical integer: '%s'", in->shown,
                        (long long)line, shown);
     default:
         return gm_fail(st, GM_DISORDER, "%s:%lld: disorder: %s", in->shown,

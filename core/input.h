@@ -11,7 +11,8 @@
  * asks (a merge on four threads or more), ahead by a reader thread's preads, and
  * the offset is left where read(2) would leave it. A block holds whole lines; the partial line
  * at its end is carried to the front of the next block, and a line longer than a
- * block grows the buffer. A regular file whose size at its end differs from its
+ * block grows the buffer, as far as the longest line allowed (the memory budget):
+ * a longer line is an error once that much of it is read. A regular file whose size at its end differs from its
  * size at the start, or that ends early, is an error ("FILE: file changed while
  * reading"), never a signal: nothing is mapped.
  *
@@ -80,6 +81,8 @@ typedef struct gm_input {
     int zero;            /* -z: lines end with NUL (swapped with '\n' as they are read) */
     int ahead;           /* a regular file read ahead by a reader thread (set before
                           * gm_input_start): the consumer has other work between blocks */
+    size_t line_max;     /* the longest line read (bytes before its end), 0: any;
+                          * set before gm_input_start */
     int64_t size;        /* bytes to read when known (regular files), else -1 */
     struct gm_reader *rd;
     char *prefix;        /* bytes read from fd before (gm_input_set_prefix): */
@@ -105,6 +108,9 @@ typedef struct gm_parse_opts {
     int ordered;    /* report a key that breaks the order below as a disorder */
     int64_t mask;   /* 0 ascending, -1 descending (see corank.h) */
     int strict;     /* with ordered: equal neighbours are a disorder too (-u) */
+    int canonical;  /* only canonical integers ([-]digits, no leading zero, no "-0",
+                       nothing around them, no blank line): any other line declines
+                       the block with GM_ERECORDS, for the records path */
 } gm_parse_opts;
 
 /* Opens name for reading and checks it is not a directory. On failure returns
@@ -123,7 +129,9 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st);
 
 /* The next block (starting the reader with a default block size if needed).
  * Returns GM_OK; GM_EIO ("cannot read: FILE: REASON" or "FILE: file changed while
- * reading"); or GM_ENOMEM. */
+ * reading"); GM_EINPUT ("FILE:LINE: line longer than the memory budget (-S)") for
+ * a line longer than in->line_max, found after reading at most that many bytes
+ * past the lines before it; or GM_ENOMEM. */
 int gm_input_next(gm_input *in, gm_block *b, gm_status *st);
 
 /* Parses block b on o->nthreads threads, appending its keys to kb (NULL keeps no
@@ -141,6 +149,16 @@ int gm_input_read_keys(gm_input *in, const gm_parse_opts *o, gm_keybuf *kb, gm_s
 /* Line number (1-based) of the first line of chunk c of the last parsed block,
  * for tests that place problems at chunk boundaries; -1 when there is none. */
 int64_t gm_input_chunk_first_line(const gm_input *in, int c);
+
+/* For the records path, which goes on where this input's parsing declined block
+ * b (or, with b NULL, after the last block handed out): returns in *buf (malloc'd,
+ * the caller frees it; NULL when empty) the bytes read from the input but not
+ * parsed, b's own included, as they were in the input (-z's swap undone), and
+ * leaves the descriptor where the next byte after them is read. The reader is
+ * stopped after the fill it is in. Returns GM_OK, GM_ENOMEM, or the reader's
+ * error. Close the input after it, as usual. */
+int gm_input_take_rest(gm_input *in, const gm_block *b, char **buf, size_t *len,
+                       gm_status *st);
 
 /* Stops the reader and releases the blocks, the chunks and the descriptor. Safe to
  * call twice. */

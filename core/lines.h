@@ -95,6 +95,7 @@ typedef struct gm_lines_src {
     unsigned char *carry; /* a partial line read after the last block's end */
     size_t carry_len, carry_cap;
     int64_t bytes;    /* bytes handed out */
+    int64_t line0;    /* lines of the input before the first read here (messages) */
 } gm_lines_src;
 
 /* Opens name ("-": standard input) for reading as gm_input_open does. Returns

@@ -1,8 +1,10 @@
 /*
  * outfile.c - opening, replacing or writing in place the file named by -o (see
- * outfile.h for the rules; they follow coreutils' sort: check_output opens the
- * target with O_CREAT and no O_TRUNC before reading, stream_open truncates it
- * only when the output starts).
+ * outfile.h for the rules; the opening follows coreutils' sort: check_output
+ * opens the target with O_CREAT and no O_TRUNC before reading). An output
+ * written in place is spooled whole and copied into the target at the commit,
+ * its space reserved there first, where sort truncates the target when its
+ * output starts.
  */
 #define _GNU_SOURCE
 #include "outfile.h"
@@ -77,30 +79,9 @@ static void set_id(gm_outfile *of, const struct stat *sb)
     of->ino = sb->st_ino;
 }
 
-/* The target opened again for reading and writing (through /proc/self/fd, so the
- * very same file), for the writer's mapping (output.c), which needs both; where
- * that is refused (a file we may write but not read), the write-only descriptor
- * stays and the writer uses write(2). */
-static void reopen_read_write(gm_outfile *of)
-{
-    char name[64];
-    snprintf(name, sizeof name, "/proc/self/fd/%d", of->target_fd);
-    int fd = open(name, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    struct stat a, b;
-    if (fd >= 0 && fstat(fd, &a) == 0 && fstat(of->target_fd, &b) == 0 &&
-        S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-        close(of->target_fd);
-        of->target_fd = fd;
-    } else if (fd >= 0) {
-        close(fd);
-    }
-}
-
 static void in_place(gm_outfile *of, const char *why)
 {
-    reopen_read_write(of);
     of->kind = GM_OUTFILE_IN_PLACE;
-    of->fd = of->target_fd;
     of->why = why;
 }
 
@@ -115,11 +96,13 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
         of->kind = GM_OUTFILE_STDOUT;
         of->fd = STDOUT_FILENO;
         snprintf(of->shown, sizeof of->shown, "standard output");
+        memcpy(of->written, of->shown, sizeof of->written);
         if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISREG(sb.st_mode))
             set_id(of, &sb);
         return GM_OK;
     }
     gm_quote(name, of->shown, sizeof of->shown);
+    memcpy(of->written, of->shown, sizeof of->written);
     of->fd = -1;
 
     /* sort's check_output: the kernel decides what we may write, with its own
@@ -185,10 +168,11 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
     return GM_OK;
 }
 
-int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, gm_status *st)
+/* The temporary file of a replacement, in the target's folder with the target's
+ * owner, group and mode; where that cannot be had, the kind turns in place.
+ * Returns GM_OK or GM_ENOMEM. */
+static int open_replacement(gm_outfile *of, uint64_t expect_bytes)
 {
-    if (of->kind != GM_OUTFILE_REPLACE)
-        return GM_OK;
     struct stat sb;
     if (fstat(of->target_fd, &sb) != 0) {
         in_place(of, "it cannot be examined");
@@ -196,7 +180,7 @@ int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, gm_status *st)
     }
     char *dir = dir_of(of->path);
     if (!dir)
-        return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
+        return GM_ENOMEM;
     struct statvfs vfs;
     if (expect_bytes > 0 && !of->created && statvfs(dir, &vfs) == 0 &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize < expect_bytes) {
@@ -209,7 +193,7 @@ int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, gm_status *st)
     int rc = gm_temp_create(dir, ".gpumerge-", &fd, &of->tmp, &ignored);
     free(dir);
     if (rc == GM_ENOMEM)
-        return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
+        return GM_ENOMEM;
     if (rc) {
         in_place(of, "its folder cannot take a temporary file");
         return GM_OK;
@@ -234,14 +218,20 @@ int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, gm_status *st)
     return GM_OK;
 }
 
-int gm_outfile_begin(gm_outfile *of, gm_status *st)
+int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, const char *tmpdir,
+                    gm_status *st)
 {
-    if (of->begun)
+    if (of->kind == GM_OUTFILE_REPLACE && open_replacement(of, expect_bytes) != GM_OK)
+        return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
+    if (of->kind != GM_OUTFILE_IN_PLACE)
         return GM_OK;
-    of->begun = 1;
-    if (of->kind == GM_OUTFILE_IN_PLACE &&
-        (ftruncate(of->fd, 0) != 0 || lseek(of->fd, 0, SEEK_SET) != 0))
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", of->shown, strerror(errno));
+    /* The spool: the whole output is written here first, read back by commit. */
+    int rc = gm_temp_create(tmpdir, "gpumerge-out.", &of->fd, &of->tmp, st);
+    if (rc) {
+        of->fd = -1;
+        return rc;
+    }
+    gm_quote(of->tmp, of->written, sizeof of->written);
     return GM_OK;
 }
 
@@ -252,57 +242,132 @@ int gm_outfile_is_input(const gm_outfile *of, int fd)
            sb.st_ino == of->ino;
 }
 
-/* When the rename fails: copies the finished temporary file into the target,
- * which is then truncated and written in place. Returns 0 or an errno value. */
-static int copy_into_target(gm_outfile *of)
+/* Makes sure the target has room for len bytes before any of its bytes changes:
+ * its blocks are allocated beyond its end (fallocate with FALLOC_FL_KEEP_SIZE:
+ * contents and size stay as they are); where the file system cannot allocate
+ * ahead, its free space is compared with what the target lacks. Returns 0 or an
+ * errno value (ENOSPC, EDQUOT, EFBIG, ...). */
+static int reserve_target(int fd, off_t len)
 {
+    int err = 0;
+    if (len > 0) {
+        do
+            err = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, len) == 0 ? 0 : errno;
+        while (err == EINTR);
+    }
+    if (err != EOPNOTSUPP && err != ENOSYS)
+        return err;
+    struct stat sb;
+    struct statvfs vfs;
+    if (fstat(fd, &sb) != 0 || fstatvfs(fd, &vfs) != 0)
+        return 0; /* nothing to measure with: the writing reports a full disk */
+    uint64_t have = (uint64_t)sb.st_blocks * 512;
+    uint64_t free_bytes = (uint64_t)(geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail) * vfs.f_frsize;
+    return (uint64_t)len > have && (uint64_t)len - have > free_bytes ? ENOSPC : 0;
+}
+
+/* Copies len bytes from the start of in to the start of out: 0 or an errno
+ * value. In the kernel where it can (copy_file_range), else through a buffer. */
+static int copy_bytes(int in, int out, off_t len)
+{
+    off_t from = 0, to = 0;
+    while (from < len) {
+        ssize_t n = copy_file_range(in, &from, out, &to, (size_t)(len - from), 0);
+        if (n > 0)
+            continue;
+        if (n == 0)
+            return EIO; /* the spool is shorter than it was */
+        if (errno == EINTR)
+            continue;
+        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP &&
+            errno != EBADF)
+            return errno;
+        break; /* not between these files: the rest through a buffer */
+    }
+    static char buf[1 << 16];
+    while (from < len) {
+        size_t want = (size_t)(len - from) < sizeof buf ? (size_t)(len - from) : sizeof buf;
+        ssize_t got = pread(in, buf, want, from);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? errno : EIO;
+        if (lseek(out, to, SEEK_SET) != to)
+            return errno;
+        int err = gm_write_all(out, buf, (size_t)got);
+        if (err)
+            return err;
+        from += got;
+        to += got;
+    }
+    return 0;
+}
+
+/* Writes the finished output held in the file in (the spool, or a replacement
+ * that could not be renamed) into the target itself. The target's space is
+ * reserved first, so a file system without room for it fails here with the
+ * target as it was; then the output is copied over the old contents and the
+ * target cut to its length. Returns 0 or an errno value. */
+static int copy_into_target(gm_outfile *of, int in)
+{
+    struct stat sb;
+    if (fstat(in, &sb) != 0)
+        return errno;
+    int err = reserve_target(of->target_fd, sb.st_size);
+    if (!err)
+        err = copy_bytes(in, of->target_fd, sb.st_size);
+    if (!err && ftruncate(of->target_fd, sb.st_size) != 0)
+        err = errno;
+    return err;
+}
+
+/* Removes the temporary file (the replacement or the spool), closing it. */
+static void drop_tmp(gm_outfile *of)
+{
+    if (of->fd >= 0 && of->fd != of->target_fd)
+        close(of->fd);
+    of->fd = -1;
+    gm_temp_remove(of->tmp);
+    free(of->tmp);
+    of->tmp = NULL;
+}
+
+/* Puts the replacement in place: renamed over the target, or, where the rename
+ * is refused (a bind-mounted target), copied into it. 0 or an errno value. */
+static int commit_replacement(gm_outfile *of)
+{
+    int fd = of->fd;
+    of->fd = -1;
+    if (close(fd) != 0)
+        return errno;
+    if (rename(of->tmp, of->path) == 0) {
+        gm_temp_forget(of->tmp);
+        free(of->tmp);
+        of->tmp = NULL;
+        /* the old file's last reference: its pages are freed as we finish */
+        gm_close_later(of->target_fd);
+        of->target_fd = -1;
+        return 0;
+    }
     int in = open(of->tmp, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return errno;
-    int err = 0;
-    if (ftruncate(of->target_fd, 0) != 0 || lseek(of->target_fd, 0, SEEK_SET) != 0)
-        err = errno;
-    static char buf[1 << 16];
-    while (!err) {
-        ssize_t got = read(in, buf, sizeof buf);
-        if (got == 0)
-            break;
-        if (got < 0 && errno != EINTR)
-            err = errno;
-        else if (got > 0)
-            err = gm_write_all(of->target_fd, buf, (size_t)got);
-    }
+    int err = copy_into_target(of, in);
     close(in);
+    if (!err)
+        drop_tmp(of);
     return err;
 }
 
 int gm_outfile_commit(gm_outfile *of, gm_status *st)
 {
-    int rc = gm_outfile_begin(of, st);
-    if (rc) {
-        gm_outfile_abort(of);
-        return rc;
-    }
     int err = 0;
     if (of->kind == GM_OUTFILE_REPLACE) {
-        int fd = of->fd;
-        of->fd = -1;
-        if (close(fd) != 0) {
-            err = errno;
-        } else if (rename(of->tmp, of->path) == 0) {
-            gm_temp_forget(of->tmp);
-            /* the old file's last reference: its pages are freed as we finish */
-            gm_close_later(of->target_fd);
-            of->target_fd = -1;
-        } else {
-            err = copy_into_target(of);
-            if (!err)
-                gm_temp_remove(of->tmp);
-        }
-        if (!err) {
-            free(of->tmp);
-            of->tmp = NULL;
-        }
+        err = commit_replacement(of);
+    } else if (of->kind == GM_OUTFILE_IN_PLACE) {
+        err = copy_into_target(of, of->fd);
+        if (!err)
+            drop_tmp(of);
     }
     if (!err && of->target_fd >= 0) {
         if (close(of->target_fd) != 0)
@@ -324,13 +389,8 @@ int gm_outfile_commit(gm_outfile *of, gm_status *st)
 
 void gm_outfile_abort(gm_outfile *of)
 {
-    if (of->tmp) {
-        if (of->fd >= 0 && of->fd != of->target_fd)
-            close(of->fd);
-        gm_temp_remove(of->tmp);
-        free(of->tmp);
-        of->tmp = NULL;
-    }
+    if (of->tmp)
+        drop_tmp(of);
     if (of->created) {
         /* Remove what we created, unless the name now holds another file. */
         struct stat at;

@@ -186,12 +186,14 @@ static int64_t block_keys(gm_width w)
 }
 
 /* The writer's pool of block buffers, kept from chunk to chunk, and what the
- * writes came to. */
+ * writes came to. Buffers are made as blocks first need them, up to nbufs, so a
+ * short output holds few. */
 struct gm_wq {
     pthread_mutex_t lock;
     pthread_cond_t changed;  /* a block was written, a buffer freed, or err set */
     int fd;
     int nbufs;
+    int made;                /* buffers made so far */
     char **pool;             /* free buffers */
     int nfree;
     int err;                 /* first write errno */
@@ -273,11 +275,6 @@ static struct gm_wq *wq_start(int fd, int nbufs, int threaded)
     q->nbufs = nbufs;
     q->pool = calloc((size_t)nbufs, sizeof *q->pool);
     int ok = q->pool != NULL;
-    for (int i = 0; ok && i < nbufs; i++) {
-        q->pool[i] = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
-        ok = q->pool[i] != NULL;
-        q->nfree += ok;
-    }
     if (ok && threaded) {
         q->due = calloc((size_t)nbufs, sizeof *q->due);
         q->due_len = calloc((size_t)nbufs, sizeof *q->due_len);
@@ -397,9 +394,21 @@ static void format_worker(void *ctx, int task)
         if (b >= job->nblocks)
             return;
         pthread_mutex_lock(&q->lock);
-        while ((b >= job->next_write + job->window || q->nfree == 0) && !q->err)
+        while ((b >= job->next_write + job->window || (q->nfree == 0 && q->made == q->nbufs)) &&
+               !q->err)
             pthread_cond_wait(&q->changed, &q->lock);
+        if (!q->err && q->nfree == 0) { /* a buffer more: made outside the lock */
+            q->made++;
+            pthread_mutex_unlock(&q->lock);
+            char *made = gm_buf_alloc(BLOCK_BYTES, "formatting", NULL);
+            pthread_mutex_lock(&q->lock);
+            if (made)
+                q->pool[q->nfree++] = made;
+            else if (!q->err)
+                q->err = ENOMEM;
+        }
         if (q->err) {
+            pthread_cond_broadcast(&q->changed);
             pthread_mutex_unlock(&q->lock);
             return;
         }
@@ -933,7 +942,7 @@ void gm_writer_init(gm_writer *w, gm_output *out, int unique, int nthreads)
     memset(w, 0, sizeof *w);
     w->file = &out->file;
     w->fd = out->fd;
-    w->shown = out->shown;
+    w->shown = out->file.written; /* an error names the spool where it is written */
     w->unique = unique;
     w->nthreads = nthreads;
     w->eol = '\n';
@@ -948,18 +957,13 @@ static int writer_error(gm_writer *w, int err, gm_status *st)
     return gm_fail(st, GM_EIO, "write failed: %s: %s", w->shown, strerror(err));
 }
 
-/* The first byte is due: an in-place target is truncated now, not sooner, and the
- * way of writing is chosen. */
-static int writer_begin(gm_writer *w, gm_status *st)
+/* The first byte is due: the way of writing is chosen. */
+static void writer_begin(gm_writer *w)
 {
     if (w->begun)
-        return GM_OK;
-    int rc = gm_outfile_begin(w->file, st);
-    if (rc)
-        return rc;
+        return;
     w->begun = 1;
     w->map = map_wanted(w);
-    return GM_OK;
 }
 
 /* Starts touchers until there are n (at most MAX_TOUCHERS). */
@@ -980,14 +984,15 @@ static int address_space_limited(void)
 
 int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st)
 {
+    (void)st;
     if (w->ahead)
         ahead_touchers(w->ahead, touchers);
-    if (w->file->kind != GM_OUTFILE_REPLACE || most == 0 || w->ahead ||
+    if (!w->file->tmp || most == 0 || w->ahead || /* a replacement or a spool only */
         address_space_limited())
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc || !w->map)
-        return rc;
+    writer_begin(w);
+    if (!w->map)
+        return GM_OK;
     struct gm_ahead *a = calloc(1, sizeof *a);
     int npieces = (int)((most + TOUCH_PIECE - 1) / TOUCH_PIECE);
     int *piece = calloc((size_t)npieces, sizeof *piece);
@@ -1041,6 +1046,26 @@ void gm_writer_ahead_end(gm_writer *w)
     ahead_end(w);
 }
 
+/* How many blocks are formatted ahead of the writer (returned), and how many
+ * buffers they take (*nbufs): twice the threads and two more, within w->mem but
+ * one at least. The
+ * buffers are that many and two more; with a writer thread, twice the window and
+ * two more, so that the next chunk's formatting starts while the thread still
+ * writes this one's last blocks. No block waits for a buffer that only a later
+ * block holds: a window's blocks hold at most a window's buffers. */
+static int writer_window(const gm_writer *w, int threaded, int *nbufs)
+{
+    int window = 2 * w->nthreads + 2;
+    if (w->mem) {
+        size_t most = w->mem / BLOCK_BYTES;
+        size_t room = most > 4 ? (threaded ? (most - 2) / 2 : most - 2) : 1;
+        if ((size_t)window > room)
+            window = (int)room;
+    }
+    *nbufs = threaded ? 2 * window + 2 : window + 2;
+    return window;
+}
+
 /* A chunk of keys is out: -u remembers its last key. */
 static int chunk_done(gm_writer *w, const gm_keys *keys)
 {
@@ -1067,9 +1092,7 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
 {
     if (keys->n == 0)
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc)
-        return rc;
+    writer_begin(w);
     if (w->map) {
         int e = map_put(w, keys);
         if (e == MAP_UNSUPPORTED)
@@ -1079,13 +1102,10 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
         if (e)
             return writer_error(w, e, st);
     }
-    int nthreads = w->nthreads;
-    int window = 2 * nthreads + 2;
+    int threaded = w->nthreads >= WRITER_THREAD_CORES, nbufs;
+    int window = writer_window(w, threaded, &nbufs);
     if (!w->q) {
-        /* With a writer thread, twice the window: the next chunk's formatting
-         * starts while the thread still writes this one's last blocks. */
-        int threaded = nthreads >= WRITER_THREAD_CORES;
-        w->q = wq_start(w->fd, threaded ? 2 * window + 2 : window + 2, threaded);
+        w->q = wq_start(w->fd, nbufs, threaded);
         if (!w->q)
             return writer_error(w, ENOMEM, st);
     }
@@ -1102,9 +1122,13 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
     job.buf = calloc((size_t)job.nblocks, sizeof *job.buf);
     job.len = calloc((size_t)job.nblocks, sizeof *job.len);
     job.ready = calloc((size_t)job.nblocks, 1);
+    /* as many threads as blocks may be formatted at once, each looping over blocks */
+    int nthreads = w->nthreads < window ? w->nthreads : window;
+    if (nthreads > job.nblocks)
+        nthreads = job.nblocks;
     int err = 0;
     if (job.buf && job.len && job.ready)
-        gm_parallel_for(nthreads, nthreads, format_worker, &job); /* each loops over blocks */
+        gm_parallel_for(nthreads, nthreads, format_worker, &job);
     else
         err = ENOMEM;
     free(job.buf);
@@ -1124,9 +1148,7 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 {
     if (len == 0)
         return GM_OK;
-    int rc = writer_begin(w, st);
-    if (rc)
-        return rc;
+    writer_begin(w);
     int err = 0;
     if (w->map) {
         err = map_put_text(w, text, len);
@@ -1179,12 +1201,12 @@ int gm_writer_finish(gm_writer *w, gm_status *st)
 /* ------------------------------------------------------------------ -o */
 
 int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
-                         gm_status *st)
+                         const char *tmpdir, gm_status *st)
 {
     memset(out, 0, sizeof *out);
     int rc = gm_outfile_plan(&out->file, path, st);
     if (!rc)
-        rc = gm_outfile_open(&out->file, expect_bytes, st);
+        rc = gm_outfile_open(&out->file, expect_bytes, tmpdir, st);
     if (rc) {
         gm_outfile_abort(&out->file);
         out->fd = -1;
@@ -1200,7 +1222,7 @@ int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes
 
 int gm_output_open(gm_output *out, const char *path, gm_status *st)
 {
-    return gm_output_open_sized(out, path, 0, st);
+    return gm_output_open_sized(out, path, 0, NULL, st);
 }
 
 int gm_output_is_input(const gm_output *out, int input_fd)

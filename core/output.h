@@ -1,7 +1,8 @@
 /*
  * output.h - formatting keys as text on all cores and writing them with few system
  * calls, to standard output or to the file named by -o (core/outfile.h: replaced
- * by a rename where that is safe, else written in place once every input is read).
+ * by a rename where that is safe, else spooled and copied into the target once
+ * every input is read).
  *
  * The write side is a stage of the stream: a gm_writer takes the sorted keys chunk
  * by chunk (gm_writer_put), formats each chunk's blocks on all cores, writes them
@@ -25,12 +26,14 @@ typedef struct gm_output {
 
 /* Prepares the output (gm_outfile_plan, then gm_outfile_open): standard output
  * when path is NULL, else path's file opened for writing before any input is read.
- * expect_bytes bounds the output's size (0: unknown). Returns GM_OK, GM_EIO
- * ("open failed: FILE: REASON") or GM_ENOMEM. */
+ * expect_bytes bounds the output's size (0: unknown); an output written in place
+ * is spooled in tmpdir (NULL: $TMPDIR, else /tmp). Returns GM_OK, GM_EIO ("open
+ * failed: FILE: REASON", or "cannot create a temporary file in DIR: REASON") or
+ * GM_ENOMEM. */
 int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
-                         gm_status *st);
+                         const char *tmpdir, gm_status *st);
 
-/* gm_output_open_sized with the size unknown. */
+/* gm_output_open_sized with the size unknown and the default temporary folder. */
 int gm_output_open(gm_output *out, const char *path, gm_status *st);
 
 /* Whether the open file fd (an input) is the output's file itself. */
@@ -45,8 +48,7 @@ typedef struct gm_output_stats {
 } gm_output_stats;
 
 /* Formats keys (canonical decimal, one per line; with unique, the first of each
- * run of equal keys only) on nthreads threads and writes them in order; an
- * in-place target is truncated first (gm_outfile_begin). Returns
+ * run of equal keys only) on nthreads threads and writes them in order. Returns
  * GM_OK, GM_EPIPE when the reader has gone, GM_EIO ("write failed: FILE: REASON")
  * or GM_ENOMEM. */
 int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthreads,
@@ -56,19 +58,21 @@ struct gm_wq;
 
 /* The streaming writer over an opened output. */
 typedef struct gm_writer {
-    gm_outfile *file;    /* begun (an in-place target truncated) at the first write */
+    gm_outfile *file;    /* -o's target and the file written: the output's way of writing */
     int fd;
     const char *shown;
     int unique;          /* drop a key equal to the one written before it */
     char eol;            /* what ends a line: '\n' (gm_writer_init), or '\0' for -z */
     int nthreads;
+    size_t mem;          /* bytes the block buffers of write(2) may take, 0: no limit
+                          * (the caller sets it after gm_writer_init) */
     int have_last;
     int64_t last;        /* the last key written (for -u across chunks) */
     int64_t keys;        /* keys handed in so far */
     int64_t bytes;       /* bytes written so far */
     gm_output_stats stats;
     struct gm_wq *q;     /* the block buffers and the write errors, once started */
-    int begun;           /* the first byte was due (gm_outfile_begin ran) */
+    int begun;           /* the first byte was due (the way of writing chosen) */
     int map;             /* writing through a shared mapping (output.c), not write(2) */
     int extended;        /* the mapping's fallocate extended the file */
     int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_ahead) */
@@ -89,16 +93,16 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
 
 /* Reserves the space of the next bytes of output ahead of what will fill it,
- * where the output goes through the mapping into a temporary file (a target
- * written in place is not touched before its first byte, so nothing is done for
- * it): fallocate on a thread of its own, and touchers threads faulting the pages
+ * where the output goes through the mapping into a temporary file (the
+ * replacement, or the spool of an output written in place; nothing is done for
+ * other outputs): fallocate on a thread of its own, and touchers threads faulting the pages
  * into one mapping behind it, while the caller goes on reading, parsing and
  * sorting (the GPU's text path: reading and waiting for CUDA). What is written
  * next lands in those pages. A reservation that fails is not an error (the output
  * may need less; the writing reserves as it goes, and reports a full file system
  * then). Where one already runs, it only gains touchers. Nothing is done under a
  * limit on the address space (ulimit -v), which the mapping would eat into.
- * Returns GM_OK, or an error of the output's first byte (as gm_writer_put). */
+ * Returns GM_OK: nothing here is an error (st is not written). */
 int gm_writer_ahead(gm_writer *w, uint64_t bytes, int touchers, gm_status *st);
 
 /* The same for an output whose length is learnt as the input is read (a pipe):

@@ -17,7 +17,7 @@
 
 #include "util.h"
 
-enum { STACK_BYTES = 256 << 10, MAX_WORKERS = 1024 };
+enum { MAX_WORKERS = 1024 };
 
 struct pool_job {
     gm_task_fn fn;
@@ -98,7 +98,7 @@ static void grow(int want)
         want = MAX_WORKERS;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, STACK_BYTES);
+    pthread_attr_setstacksize(&attr, GM_THREAD_STACK);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     while (pool.nworkers < want) {
         pthread_t tid;
@@ -113,7 +113,7 @@ int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, STACK_BYTES);
+    pthread_attr_setstacksize(&attr, GM_THREAD_STACK);
     int rc = pthread_create(tid, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return rc;

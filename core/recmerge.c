@@ -29,15 +29,17 @@ struct msrc {
     size_t prev_cap;
 };
 
-/* "FILE:LINE: disorder: TEXT" for record i of m's block. */
+/* "FILE:LINE: disorder: TEXT" for record i of m's block, the line's bytes as
+ * sort writes them (as far as the status holds them, and up to a NUL byte). */
 static int disorder(struct msrc *m, const gm_keyspec *ks, size_t i, gm_code code,
                     gm_status *st)
 {
     const gm_rec *r = &m->recs.r[i];
-    char shown[256];
-    gm_show_text((const char *)gm_rec_line(r), gm_rec_len(r, ks->eol), shown, sizeof shown);
-    return gm_fail(st, code, "%s:%lld: disorder: %s", m->src->shown,
-                   (long long)(m->line_base + (int64_t)i + 1), shown);
+    size_t len = gm_rec_len(r, ks->eol);
+    int shown = len < sizeof st->msg ? (int)len : (int)sizeof st->msg;
+    return gm_fail(st, code, "%s:%lld: disorder: %.*s", m->src->shown,
+                   (long long)(m->line_base + (int64_t)i + 1), shown,
+                   (const char *)gm_rec_line(r));
 }
 
 /* Keeps a copy of the block's last line as m->prev. */
@@ -103,6 +105,7 @@ int gm_reccheck(const gm_recmerge_opts *o, gm_lines_src *src, int strict, gm_sta
     struct msrc m;
     memset(&m, 0, sizeof m);
     m.src = src;
+    m.line_base = src->line0;
     int rc = GM_OK;
     do
         rc = next_block(o, &m, 0, strict, GM_DISORDER, st);
@@ -153,6 +156,7 @@ int gm_recmerge(const gm_recmerge_opts *o, gm_lines_src *const *srcs, int k, gm_
     struct heap hp = { o->ks, m, h, 0 };
     for (int i = 0; i < k && !rc; i++) {
         m[i].src = srcs[i];
+        m[i].line_base = srcs[i]->line0;
         rc = next_block(o, &m[i], 1, 0, GM_EINPUT, st);
         if (!rc && m[i].recs.n > 0)
             h[hp.n++] = i;

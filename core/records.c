@@ -374,7 +374,7 @@ static int run_op(struct rec_run *r, gm_status *st)
     gm_output out;
     gm_writer w;
     gm_recsink sink;
-    rc = gm_output_open_sized(&out, r->cfg->output, bytes, st);
+    rc = gm_output_open_sized(&out, r->cfg->output, bytes, r->cfg->tmpdir, st);
     if (rc)
         return rc;
     gm_writer_init(&w, &out, 0, r->nthreads);
@@ -399,6 +399,61 @@ static int run_op(struct rec_run *r, gm_status *st)
     return rc;
 }
 
+/* A run's numbers from the configuration; its arrays for nnames inputs. Returns
+ * GM_OK or GM_ENOMEM. */
+static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *const *names,
+                    int nnames, gm_status *st)
+{
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->ks = cfg->keyspec;
+    r->op = op;
+    r->nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
+    r->budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
+    if (r->budget < MIN_BUDGET)
+        r->budget = MIN_BUDGET;
+    r->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
+    int fds = fd_limit() - FD_RESERVE;
+    if (r->fan_in > fds)
+        r->fan_in = fds > 2 ? fds : 2;
+    r->names = names;
+    r->nnames = nnames;
+    r->srcs = calloc((size_t)nnames, sizeof *r->srcs);
+    r->open = calloc((size_t)nnames, 1);
+    r->drained = calloc((size_t)nnames, 1);
+    r->spooled = calloc((size_t)nnames, sizeof *r->spooled);
+    if (!r->srcs || !r->open || !r->drained || !r->spooled)
+        return gm_fail(st, GM_ENOMEM, "out of memory");
+    return GM_OK;
+}
+
+static void rec_free(struct rec_run *r)
+{
+    for (int i = 0; r->open && i < r->nnames; i++)
+        src_close(r, i);
+    for (int i = 0; r->spooled && i < r->nnames; i++) {
+        if (r->spooled[i])
+            gm_temp_remove(r->spooled[i]);
+        free(r->spooled[i]);
+    }
+    free(r->srcs);
+    free(r->open);
+    free(r->drained);
+    free(r->spooled);
+}
+
+static void say_run(const struct rec_run *r, double started)
+{
+    gm_op op = r->op;
+    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
+           "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
+           "write %.3f)",
+           op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", r->nnames,
+           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", r->budget,
+           r->runs, r->runs == 1 ? "" : "s", r->passes, r->passes == 1 ? "" : "es",
+           gm_now() - started, r->read, r->split, r->sort, r->write);
+}
+
 int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
                    gm_status *st)
 {
@@ -408,53 +463,80 @@ int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nname
         nnames = 1;
     }
     double started = gm_now();
-    gm_keyspec whole; /* no keyspec: the whole line by -n, with the config's flags */
-    if (!cfg->keyspec) {
-        gm_keyspec_init(&whole);
-        whole.reverse = cfg->reverse;
-        whole.unique = cfg->unique;
-        whole.eol = cfg->zero_terminated ? '\0' : '\n';
-        gm_keyspec_finish(&whole);
-    }
     struct rec_run r;
-    memset(&r, 0, sizeof r);
-    r.cfg = cfg;
-    r.ks = cfg->keyspec ? cfg->keyspec : &whole;
-    r.op = op;
-    r.nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
-    r.budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
-    if (r.budget < MIN_BUDGET)
-        r.budget = MIN_BUDGET;
-    r.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
-    if (r.fan_in > fds)
-        r.fan_in = fds > 2 ? fds : 2;
-    r.names = names;
-    r.nnames = nnames;
-    r.srcs = calloc((size_t)nnames, sizeof *r.srcs);
-    r.open = calloc((size_t)nnames, 1);
-    r.drained = calloc((size_t)nnames, 1);
-    r.spooled = calloc((size_t)nnames, sizeof *r.spooled);
-    int rc = r.srcs && r.open && r.drained && r.spooled
-                 ? run_op(&r, st)
-                 : gm_fail(st, GM_ENOMEM, "out of memory");
-    for (int i = 0; r.open && i < nnames; i++)
-        src_close(&r, i);
-    for (int i = 0; r.spooled && i < nnames; i++) {
-        if (r.spooled[i])
-            gm_temp_remove(r.spooled[i]);
-        free(r.spooled[i]);
+    int rc = rec_init(&r, op, cfg, names, nnames, st);
+    if (!rc)
+        rc = run_op(&r, st);
+    rec_free(&r);
+    say_run(&r, started);
+    return rc;
+}
+
+/* The sink's -u memory: the line last written (a copy, with its terminator). */
+static int seed_last(gm_recsink *k, const gm_keyspec *ks, const char *last, size_t len,
+                     gm_status *st)
+{
+    k->last = malloc(len + 1);
+    if (!k->last)
+        return gm_fail(st, GM_ENOMEM, "out of memory merging");
+    memcpy(k->last, last, len);
+    k->last[len] = (unsigned char)ks->eol;
+    k->last_cap = len + 1;
+    int exact = 0;
+    k->last_rec.prefix = gm_line_prefix(ks, k->last, len, &exact);
+    k->last_rec.ref = gm_rec_make_ref(k->last, len, exact);
+    k->have_last = 1;
+    return GM_OK;
+}
+
+int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int n,
+                        gm_writer *w, const char *last, size_t last_len, gm_status *st)
+{
+    double started = gm_now();
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    struct rec_run r;
+    int rc = names ? rec_init(&r, op, cfg, names, n, st)
+                   : gm_fail(st, GM_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (names)
+            names[i] = (char *)src[i].name;
+        if (!rc && src[i].fd >= 0) {
+            char shown[512];
+            gm_quote(src[i].name, shown, sizeof shown);
+            gm_lines_open_fd(&r.srcs[i], src[i].fd, src[i].own_fd, shown, cfg->keyspec->eol);
+            r.open[i] = 1;
+        } else if (src[i].own_fd) {
+            close(src[i].fd);
+        }
+        if (!rc && src[i].fd < 0 && src[i].head) /* the head needs its source open */
+            rc = src_open(&r, i, st);
+        if (!rc) {
+            r.srcs[i].line0 = src[i].line0;
+            r.srcs[i].carry = (unsigned char *)src[i].head; /* read before the descriptor */
+            r.srcs[i].carry_len = r.srcs[i].carry_cap = src[i].head_len;
+        } else {
+            free(src[i].head);
+        }
+        src[i].head = NULL;
     }
-    free(r.srcs);
-    free(r.open);
-    free(r.drained);
-    free(r.spooled);
-    gm_say(cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
-           "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
-           "write %.3f)",
-           op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", nnames,
-           nnames == 1 ? "" : "s", r.nthreads, r.nthreads == 1 ? "" : "s", r.budget, r.runs,
-           r.runs == 1 ? "" : "s", r.passes, r.passes == 1 ? "" : "es", gm_now() - started,
-           r.read, r.split, r.sort, r.write);
+    gm_recsink sink;
+    if (!rc && op == GM_OP_CHECK) {
+        rc = check_op(&r, st);
+    } else if (!rc) {
+        gm_recsink_init(&sink, r.ks, w, -1, w->shown, r.ks->unique, r.nthreads, OUT_BUFFER);
+        if (last && r.ks->unique)
+            rc = seed_last(&sink, r.ks, last, last_len, st);
+        r.out = &sink;
+        if (!rc)
+            rc = op == GM_OP_MERGE ? merge_op(&r, st) : sort_op(&r, st);
+        if (!rc)
+            rc = gm_recsink_flush(&sink, st);
+        gm_recsink_free(&sink);
+    }
+    if (names) {
+        rec_free(&r);
+        say_run(&r, started);
+    }
+    free(names);
     return rc;
 }

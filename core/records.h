@@ -15,6 +15,7 @@
 #define GM_RECORDS_H
 
 #include "gm.h"
+#include "output.h"
 
 /* Runs op over the inputs ("-" is standard input) in the order of
  * cfg->keyspec (finished). Returns GM_OK; GM_DISORDER from check (sort's message
@@ -23,5 +24,25 @@
  * says it); GM_EIO, GM_ENOMEM, GM_EPIPE as the integer path. */
 int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
                    gm_status *st);
+
+/* One input of a records run that the integer path hands over part-way
+ * (core/handover.c): bytes already read come first, then the descriptor's. */
+typedef struct gm_rec_source {
+    const char *name;    /* as given ("-": standard input), for messages */
+    int fd;              /* read from its offset on; -1: open name */
+    int own_fd;          /* the records path closes fd at the end */
+    char *head;          /* bytes that come before fd's (malloc'd; the records path
+                            frees them), or NULL */
+    size_t head_len;
+    int64_t line0;       /* lines of the input before head's first, for FILE:LINE */
+} gm_rec_source;
+
+/* Goes on with op over the sources in the order of cfg->keyspec, writing into
+ * w (opened by the caller, who finishes and commits it; NULL for check). For a
+ * merge with -u, last (last_len bytes, when not NULL) is the line written last:
+ * lines equal to it by the keys are dropped. Returns as gm_records_run; the
+ * sources' heads are freed and owned descriptors closed in every case. */
+int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int n,
+                        gm_writer *w, const char *last, size_t last_len, gm_status *st);
 
 #endif

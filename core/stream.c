@@ -22,6 +22,7 @@
 #include "../cuda/gpu.h"
 #include "cleanup.h"
 #include "cpu.h"
+#include "handover.h"
 #include "run.h"
 #include "textsort.h"
 #include "util.h"
@@ -36,6 +37,8 @@ enum {
     MIN_BUDGET = 64 << 10,
     FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
+    THREAD_SHARE = 8,              /* the threads' stacks take at most 1/this of the
+                                    * budget, and the writer's buffers as much */
     WARM_LINE_BYTES = 4,           /* bytes a line, for the keys a size may hold: a short
                                     * count errs toward starting CUDA, which costs a
                                     * thread during a run long enough to hide it */
@@ -135,6 +138,9 @@ struct stream {
     int warm;                /* begun (gm_engine_warm) */
     int device_known;        /* --device=gpu's early check passed (or not a GPU run) */
     int64_t device_cap[2];   /* gm_engine_max_chunk for int32 and int64, once known */
+    /* the block whose line declined the integer path (GM_ERECORDS), and its input */
+    gm_input *declined;
+    gm_block declined_block;
 };
 
 /* --device=gpu's early failure (gm_engine_prepare): asked without waiting after
@@ -205,6 +211,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
         in->drained = s->drained[i];
     }
     in->zero = s->cfg->zero_terminated;
+    in->line_max = s->budget; /* a line must fit in the memory budget */
     in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
     if (!rc)
         rc = gm_input_start(in, block, st);
@@ -257,6 +264,11 @@ static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_
         rc = gm_input_parse_block(in, &b, o, kb, st);
         gm_trace_pop();
         s->stats->parse += gm_now() - c;
+        if (rc == GM_ERECORDS) {
+            s->declined = in;
+            s->declined_block = b;
+            return rc;
+        }
     }
     s->stats->keys += kb ? kb->n - before : 0;
     int drc = device_check(s, rc != GM_OK, st);
@@ -266,7 +278,7 @@ static int read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_
 /* Reads into src until it holds a key or is at its end. */
 static int refill(struct stream *s, struct source *src, gm_status *st)
 {
-    gm_parse_opts o = { s->nthreads, 1, s->mask, 0 };
+    gm_parse_opts o = { s->nthreads, 1, s->mask, 0, !s->cfg->strict };
     while (src->kb.n == 0 && !src->eof) {
         int rc;
         if (src->in) {
@@ -532,6 +544,32 @@ static int merge_runs(struct stream *s, gm_runfile *runs, int nruns, gm_status *
     return rc;
 }
 
+/* The records merge goes on where a line declined the integer merge. */
+static int merge_handover(struct stream *s, struct source *src, int n, gm_status *st)
+{
+    gm_input **ins = calloc((size_t)n, sizeof *ins);
+    gm_keybuf **kbs = calloc((size_t)n, sizeof *kbs);
+    int rc = ins && kbs ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
+    int at = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        ins[i] = src[i].in;
+        kbs[i] = &src[i].kb;
+        at = ins[i] == s->declined ? i : at;
+    }
+    if (!rc) {
+        gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+               s->declined->shown, (long long)s->declined->line + 1,
+               "a line that is not a canonical integer");
+        rc = device_check(s, 1, st);
+    }
+    s->stats->handed_over = 1;
+    if (!rc)
+        rc = gm_handover_merge(s->cfg, ins, kbs, n, at, &s->declined_block, s->w, st);
+    free(ins);
+    free(kbs);
+    return rc;
+}
+
 static int merge_op(struct stream *s, gm_status *st)
 {
     int n = s->nnames, rc = GM_OK;
@@ -545,8 +583,14 @@ static int merge_op(struct stream *s, gm_status *st)
         }
         if (!rc)
             rc = merge_sources(s, src, n, to_writer, NULL, st);
+        if (rc == GM_ERECORDS)
+            rc = merge_handover(s, src, n, st);
         free_sources(src, n);
         return rc;
+    }
+    if (!s->cfg->strict) { /* batches of lines are the records path's */
+        s->stats->restart_records = 1;
+        return GM_ERECORDS;
     }
     /* Batches of fan_in inputs into runs, then the runs. */
     int nruns = (n + s->fan_in - 1) / s->fan_in;
@@ -649,9 +693,9 @@ static int sort_op(struct stream *s, gm_status *st)
     int nruns = 0, cap = 0;
     rc = GM_OK;
     size_t block = sort_block(s->budget, s->nthreads);
-    gm_parse_opts o = { s->nthreads, 0, s->mask, 0 };
+    gm_parse_opts o = { s->nthreads, 0, s->mask, 0, !s->cfg->strict };
     kb.limit = gm_sort_chunk_keys(s->budget, GM_I32) + (int64_t)block;
-    int sized = 0;
+    int sized = 0, handed = 0;
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, block, st);
         while (!rc && !s->ins[i].eof) {
@@ -681,8 +725,22 @@ static int sort_op(struct stream *s, gm_status *st)
                 rc = spill(s, &kb, chunk, &scratch, &scratch_bytes, &runs, &nruns, &cap, st);
             progress(s, 0);
         }
+        if (rc == GM_ERECORDS) {
+            gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+                   s->ins[i].shown, (long long)s->ins[i].line + 1,
+                   "a line that is not a canonical integer");
+            rc = device_check(s, 1, st);
+            s->stats->handed_over = 1;
+            if (!rc)
+                rc = gm_handover_sort(s->cfg, s->ins, s->open, s->names, s->nnames, i,
+                                      &s->declined_block, &kb, runs, nruns, s->w, st);
+            handed = 1;
+            break;
+        }
         input_close(s, i);
     }
+    if (handed)
+        goto clean;
     if (!rc) /* the GPU's chunk limit, had the start-up ended after the last block */
         rc = device_check(s, 1, st);
     int64_t device = s->device_cap[kb.width == GM_I64];
@@ -729,6 +787,7 @@ static int sort_op(struct stream *s, gm_status *st)
             nruns = 0;
         }
     }
+clean:;
     double a = gm_now();
     gm_trace_push("clean-up");
     for (int i = 0; i < nruns; i++)
@@ -745,13 +804,20 @@ static int sort_op(struct stream *s, gm_status *st)
 
 static int check_op(struct stream *s, gm_status *st)
 {
-    gm_parse_opts o = { s->nthreads, 1, s->mask, s->cfg->unique };
+    gm_parse_opts o = { s->nthreads, 1, s->mask, s->cfg->unique, !s->cfg->strict };
     int rc = GM_OK;
     for (int i = 0; i < s->nnames && !rc; i++) {
         rc = input_open(s, i, sort_block(s->budget, s->nthreads), st);
         while (!rc && !s->ins[i].eof) {
             rc = read_keys(s, &s->ins[i], &o, NULL, st);
             progress(s, 0);
+        }
+        if (rc == GM_ERECORDS) {
+            gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)",
+                   s->ins[i].shown, (long long)s->ins[i].line + 1,
+                   "a line that is not a canonical integer");
+            s->stats->handed_over = 1;
+            rc = gm_handover_check(s->cfg, &s->ins[i], &s->declined_block, st);
         }
         input_close(s, i);
     }
@@ -767,42 +833,6 @@ static int fd_limit(void)
         rl.rlim_cur > 1 << 20)
         return 1 << 20;
     return (int)rl.rlim_cur;
-}
-
-/* The hook for an output written in place (not through a temporary file renamed
- * at the end) that is also an input: a streaming merge would overwrite that input
- * before reading it, so it is first copied to a temporary file, as sort does with
- * an output that is an input. Inputs read before any output (sort, check) need
- * nothing. */
-static int spool_aliases(struct stream *s, const gm_output *out, char **spooled,
-                         gm_status *st)
-{
-    if (out->file.kind != GM_OUTFILE_IN_PLACE)
-        return GM_OK;
-    for (int i = 0; i < s->nnames; i++) {
-        if (!s->open[i] || !gm_output_is_input(out, s->ins[i].fd))
-            continue;
-        int fd;
-        int rc = gm_temp_create(s->cfg->tmpdir, "gpumerge-in.", &fd, &spooled[i], st);
-        if (rc)
-            return rc;
-        char buf[1 << 16];
-        ssize_t got;
-        while ((got = read(s->ins[i].fd, buf, sizeof buf)) != 0) {
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got < 0 || write(fd, buf, (size_t)got) != got) {
-                int err = errno;
-                close(fd);
-                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->ins[i].shown, strerror(err));
-            }
-        }
-        lseek(fd, 0, SEEK_SET);
-        if (s->ins[i].fd > STDIN_FILENO)
-            close(s->ins[i].fd);
-        s->ins[i].fd = fd;
-    }
-    return GM_OK;
 }
 
 int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
@@ -827,6 +857,14 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if (s.budget < MIN_BUDGET)
         s.budget = MIN_BUDGET;
     stats->budget = s.budget;
+    /* What the threads hold counts against the budget: as many threads as their
+     * stacks' share pays for, and the writer's buffers within a share as large
+     * (gm_writer.mem), so that any --parallel runs under a limit on the address
+     * space (ulimit -v), whose half is the default budget. */
+    size_t most_threads = s.budget / THREAD_SHARE / GM_THREAD_STACK;
+    if ((size_t)s.nthreads > most_threads)
+        s.nthreads = most_threads > 1 ? (int)most_threads : 1;
+    stats->threads = s.nthreads;
     s.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
     int fds = fd_limit() - FD_RESERVE;
     if (s.fan_in > fds)
@@ -909,18 +947,16 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     }
     gm_output out;
     gm_writer w;
-    char **spooled = calloc((size_t)nnames, sizeof *spooled);
     int have_out = 0;
-    if (!rc && !spooled)
-        rc = gm_fail(st, GM_ENOMEM, "out of memory");
     if (!rc && op != GM_OP_CHECK) {
-        rc = gm_output_open_sized(&out, cfg->output, regular_bytes, st);
+        /* An output written in place goes to a spool in -T's folder first: an input
+         * that is the output is read whole before any of its bytes changes. */
+        rc = gm_output_open_sized(&out, cfg->output, regular_bytes, cfg->tmpdir, st);
         have_out = !rc;
         gm_writer_init(&w, &out, cfg->unique, s.nthreads);
+        w.mem = s.budget / THREAD_SHARE;
         w.eol = cfg->zero_terminated ? '\0' : '\n';
         s.w = &w;
-        if (!rc && op == GM_OP_MERGE)
-            rc = spool_aliases(&s, &out, spooled, st);
         /* The output is no longer than the regular inputs: its space is reserved
          * on a thread of its own while they are read, parsed and sorted. */
         if (!rc && regular_bytes > 0)
@@ -972,12 +1008,6 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         stats->mapped = w.map;
     }
     double a = gm_now();
-    for (int i = 0; spooled && i < nnames; i++) {
-        if (spooled[i])
-            gm_temp_remove(spooled[i]);
-        free(spooled[i]);
-    }
-    free(spooled);
     if (!rc)
         progress(&s, 1);
     free(s.ins);

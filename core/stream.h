@@ -51,6 +51,7 @@
  * the pool's formatting) overlaps them and is counted apart. */
 typedef struct gm_stream_stats {
     size_t budget;        /* bytes */
+    int threads;          /* the threads the budget allows */
     double open;          /* opening the inputs and the output, and the set-up */
     double read;          /* reading a block, or waiting for a reader's */
     double parse, engine; /* engine: the calls less their waits for CUDA's start-up */
@@ -76,6 +77,9 @@ typedef struct gm_stream_stats {
     gm_engine_report rep; /* the largest call's (most keys): the device that did the
                              bulk of the work, and why */
     int64_t rep_keys;     /* its keys */
+    int restart_records;  /* GM_ERECORDS before anything was read: the records path
+                             runs from the start */
+    int handed_over;      /* the records path took the run over part-way */
 } gm_stream_stats;
 
 /* Counts one engine call (n keys of op, its report) in the stats: the calls by op

@@ -303,7 +303,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     const char eol = cfg->zero_terminated ? '\0' : '\n';
     struct text_ctx ctx = { nthreads, w };
     gm_text_job job = { text, (size_t)len, eol, cfg->reverse, cfg->unique, cfg->kernel,
-                        pool_copy, &ctx, to_writer, &ctx };
+                        !cfg->strict, pool_copy, &ctx, to_writer, &ctx };
     gm_text_result res;
     gm_gpu_times t;
     double t1 = gm_now();

@@ -28,9 +28,12 @@ typedef enum gm_code {
     GM_ENODEV,       /* no usable CUDA device (or a build without CUDA) */
     GM_EDEVMEM,      /* the data does not fit in device memory */
     GM_ECUDA,        /* any other CUDA runtime error */
-    GM_ETEXT         /* the GPU's text path declines the input (a line that is not an
+    GM_ETEXT,        /* the GPU's text path declines the input (a line that is not an
                       * integer, or text too large for the device): the caller runs
                       * the CPU's path, which reports the line; never reaches main */
+    GM_ERECORDS      /* the integer path declines a line that is not a canonical
+                      * integer (outside --strict): the records path takes the run
+                      * over; never reaches main */
 } gm_code;
 
 /* A status carries a code and a message that main prints after "gpumerge: ". */

@@ -162,7 +162,7 @@ const char *gm_quote(const char *name, char *buf, size_t size)
 
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size)
 {
-    size_t o = 0, limit = len < 60 ? len : 60;
+    size_t o = 0, limit = len < GM_SHOW_BYTES ? len : GM_SHOW_BYTES;
     for (size_t i = 0; i < limit && o + 5 < size; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c >= 0x20 && c < 0x7f) {

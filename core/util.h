@@ -26,6 +26,10 @@ int gm_cpu_count(void);
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
 
+/* The stack of every thread the pool and gm_thread_start start: small, since the
+ * stages keep their data on the heap, and counted in the memory budget. */
+enum { GM_THREAD_STACK = 256 << 10 };
+
 /* Starts a joinable thread with the pool's small stack (for a stage's own thread,
  * such as an input's reader). Returns pthread_create's result. */
 int gm_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
@@ -45,8 +49,10 @@ double gm_close_later_join(void);
  * escape's boundary to fit size (at least 1). Returns buf. */
 const char *gm_quote(const char *name, char *buf, size_t size);
 
-/* Renders a line of input for a message: at most 60 bytes, control and non-ASCII
- * bytes as \xHH, and "..." when cut. Returns buf. */
+/* Renders a line of input for a message: at most GM_SHOW_BYTES bytes (the only
+ * ones read), control and non-ASCII bytes as \xHH, and "..." when cut. Returns
+ * buf. */
+enum { GM_SHOW_BYTES = 60 };
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
 
 /* Opens /dev/null on each of the standard descriptors 0, 1 and 2 that is closed

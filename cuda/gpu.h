@@ -110,6 +110,9 @@ typedef struct gm_text_job {
     char eol;           /* '\n', or '\0' for -z */
     int reverse, unique;
     gm_kernel kernel;
+    int canonical;      /* only canonical integers ([-]digits, no leading zero, no
+                           "-0", nothing around them, no blank line): any other line
+                           is declined as one that is not an integer */
     gm_copy_fn copy;    /* NULL: memcpy */
     void *copy_ctx;
     gm_text_sink sink;

@@ -98,8 +98,8 @@ __device__ __forceinline__ bool is_blank(char c) { return c == ' ' || c == '\t';
 
 /* Parses the line with index `line` that starts at `start`. */
 template <typename K>
-__device__ void parse_one(const tile_text &t, u64 start, u64 line, char eol, K *keys,
-                          uint8_t *is_key, parse_summary *sum)
+__device__ void parse_one(const tile_text &t, u64 start, u64 line, char eol, bool canonical,
+                          K *keys, uint8_t *is_key, parse_summary *sum)
 {
     u64 e = start;
     while (e < t.len && t.at(e) != eol)
@@ -112,6 +112,14 @@ __device__ void parse_one(const tile_text &t, u64 start, u64 line, char eol, K *
         tail--;
     while (tail > p && is_blank(t.at(tail - 1)))
         tail--;
+    if (canonical) { /* [-]digits and nothing else, no leading zero, no "-0" */
+        u64 d = start + (start < e && t.at(start) == '-');
+        if (p != start || tail != e || d == e || t.at(start) == '+' ||
+            (t.at(d) == '0' && (e - d > 1 || d != start))) {
+            atomicMin(&sum->first_bad, 2 * line);
+            return;
+        }
+    }
     if (p == tail) {
         is_key[line] = 0;
         sum->any_blank = 1;
@@ -156,8 +164,8 @@ __device__ void parse_one(const tile_text &t, u64 start, u64 line, char eol, K *
  * after the last tile's start. */
 template <typename K>
 __global__ void __launch_bounds__(PB)
-    parse_lines(const char *text, u64 len, char eol, const u64 *tile_line0, K *keys,
-                uint8_t *is_key, parse_summary *sum)
+    parse_lines(const char *text, u64 len, char eol, bool canonical, const u64 *tile_line0,
+                K *keys, uint8_t *is_key, parse_summary *sum)
 {
     typedef cub::BlockScan<unsigned, PB> scan;
     __shared__ __align__(16) char s[TILE + HALO];
@@ -182,13 +190,13 @@ __global__ void __launch_bounds__(PB)
     const tile_text t = { s, text, t0, len };
     u64 nl = tile_line0[blockIdx.x] + before; /* line ends before this thread's bytes */
     if (pos == 0 && len > 0)
-        parse_one(t, 0, 0, eol, keys, is_key, sum);
+        parse_one(t, 0, 0, eol, canonical, keys, is_key, sum);
     while (m) {
         int j = __ffs(m) - 1;
         m &= m - 1;
         nl++;
         if (pos + j + 1 < len)
-            parse_one(t, pos + j + 1, nl, eol, keys, is_key, sum);
+            parse_one(t, pos + j + 1, nl, eol, canonical, keys, is_key, sum);
     }
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
         sum->nlines = tile_line0[blockIdx.x] + total + (text[len - 1] != eol);
@@ -420,7 +428,7 @@ static int parse_pass(text_job &j, char eol, u64 ntiles, const u64 *line0, K *ke
 {
     GM_LAUNCH("reset_summary", st, false, reset_summary, dim3(1), dim3(1), 0, j.s, sum);
     GM_LAUNCH("parse_lines", st, false, parse_lines<K>, dim3((unsigned)ntiles), dim3(PB), 0, j.s,
-              (const char *)j.text, (u64)j.len, eol, line0, keys, is_key, sum);
+              (const char *)j.text, (u64)j.len, eol, j.canonical, line0, keys, is_key, sum);
     GM_CUDA(cudaMemcpyAsync(h_sum, sum, sizeof *sum, cudaMemcpyDeviceToHost, j.s), st);
     GM_CUDA(cudaStreamSynchronize(j.s), st);
     return GM_OK;
@@ -624,6 +632,7 @@ extern "C" int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_
     if (job->len == 0)
         return GM_OK;
     text_job j;
+    j.canonical = job->canonical != 0;
     event_set ev;
     if ((rc = ev.create(st)) || (rc = text_begin(j, job->len, st)))
         return rc;

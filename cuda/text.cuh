@@ -20,6 +20,7 @@ struct text_job {
     cudaStream_t s = nullptr;
     char *text = nullptr; /* cap bytes; zeros after the text */
     size_t len = 0, cap = 0;
+    bool canonical = false; /* only canonical integers: any other line is declined */
     text_job() = default;
     text_job(const text_job &) = delete;
     text_job &operator=(const text_job &) = delete;

@@ -156,7 +156,7 @@ Test(cli, output_through_the_mapping, .timeout = 300)
     same_as_sort(dir, "sort", "--parallel=4 -S 1M in -o out && cat out", "-n in");
     same_as_sort(dir, "sort", "--parallel=4 b - -o out < in && cat out", "-n b in");
     same_as_sort(dir, "merge", "--parallel=4 -S 1M a b -o out && cat out", "-m -n a b");
-    /* b has another link: written in place, after being spooled as an input */
+    /* b has another link: written in place, from a spool, b read whole first */
     same_as_sort(dir, "merge", "--parallel=4 -u -S 1M a b -o b && cat b2",
                  "-m -n -u a bcopy");
     free(dir);
@@ -266,7 +266,7 @@ Test(cli, failed_run_leaves_output_untouched)
     char *out = path_in(dir, "out"), *in = path_in(dir, "in");
     write_text(out, "precious\n");
     write_text(in, "1\n2\nx\n");
-    cmd_result r = gm(dir, "sort", "in -o out");
+    cmd_result r = gm(dir, "sort", "--strict in -o out");
     assert_result(&r, 2, "", "gpumerge: in:3: not an integer: 'x'\n");
     char *text = read_file(out, NULL);
     cr_assert_str_eq(text, "precious\n");
@@ -300,15 +300,16 @@ Test(cli, every_error_message)
         { "merge", "ok .", 2, "gpumerge: cannot read: .: Is a directory\n" },
         { "merge", "ok 'odd name'", 2,
           "gpumerge: cannot read: 'odd name': No such file or directory\n" },
-        { "sort", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
-        { "sort", "big", 2, "gpumerge: big:1: out of range: '-9223372036854775809'\n" },
+        { "sort", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "sort", "--strict big", 2,
+          "gpumerge: big:1: out of range: '-9223372036854775809'\n" },
         { "merge", "ok unsorted", 2, "gpumerge: unsorted:3: disorder: 2\n" },
         { "merge", "-r ok", 2, "gpumerge: ok:2: disorder: 2\n" },
         { "check", "unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
         { "check", "ok unsorted", 1, "gpumerge: unsorted:3: disorder: 2\n" },
         { "check", "-u dup", 1, "gpumerge: dup:2: disorder: 1\n" },
         { "check", "-r ok", 1, "gpumerge: ok:2: disorder: 2\n" },
-        { "check", "bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
+        { "check", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
         { "sort", "-x ok", 2,
           "gpumerge: invalid option -- 'x'\nTry 'gpumerge --help' for more information.\n" },
         { "sort", "--frobnicate ok", 2,
@@ -359,6 +360,93 @@ Test(cli, every_error_message)
         free(cmd);
     }
     free(dir);
+}
+
+/* Runs cmd in dir with its standard error kept byte for byte (NULs too): returns
+ * the bytes (malloc'd), *len their count, *status the exit status. */
+static char *stderr_bytes(const char *dir, const char *cmd, size_t *len, int *status)
+{
+    char *full;
+    if (asprintf(&full, "%s 2>err.bytes", cmd) < 0)
+        abort();
+    cmd_result r = run_sh(dir, full);
+    *status = r.status;
+    cmd_free(&r);
+    free(full);
+    char *p = path_in(dir, "err.bytes");
+    char *bytes = read_file(p, len);
+    unlink(p);
+    free(p);
+    return bytes;
+}
+
+typedef struct {
+    const char *input;  /* printf's format: the input's bytes */
+    size_t input_len;   /* for the table's reader: how many there are */
+    const char *args;   /* gpumerge's, on standard input or the file z */
+    int status;
+    const char *err;    /* the message, its terminator included */
+    size_t err_len;
+} zero_case;
+
+#define ZCASE(in, args, status, err) { in, sizeof in - 1, args, status, err, sizeof err - 1 }
+
+/* -z: a message shows the line's bytes as they were read (a newline inside a
+ * record is \x0a, not the NUL it is swapped with while parsing), and -c ends its
+ * disorder message with NUL, as sort does. */
+Test(cli, zero_terminated_messages_show_the_input)
+{
+    static const zero_case cases[] = {
+        ZCASE("1\0002\n3\0004\000", "--strict -z", 2,
+              "gpumerge: -:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "sort --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\0002\n3\0004\000", "merge --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '2\\x0a3'\n"),
+        ZCASE("1\000\n2\000", "check --strict -z z", 2,
+              "gpumerge: z:2: not an integer: '\\x0a2'\n"),
+        ZCASE("2\0001\000", "-z -c -n", 1, "gpumerge: -:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z z", 1, "gpumerge: z:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z z z", 1, "gpumerge: z:2: disorder: 1\0gpumerge: z:2: disorder: 1\0"),
+        ZCASE("2\0001\000", "check -z -C z", 1, ""),
+        ZCASE("2\0001\000", "merge -z z", 2, "gpumerge: z:2: disorder: 1\n"),
+        ZCASE("2\n1\n", "check --strict -z z", 2,
+              "gpumerge: z:1: not an integer: '2\\x0a1\\x0a'\n"),
+    };
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const zero_case *c = &cases[i];
+        char *z = path_in(dir, "z");
+        write_file(z, c->input, c->input_len);
+        free(z);
+        char *cmd;
+        if (asprintf(&cmd, "'%s' %s <z", gpumerge_path(), c->args) < 0)
+            abort();
+        size_t len;
+        int status;
+        char *err = stderr_bytes(dir, cmd, &len, &status);
+        cr_expect_eq(status, c->status, "%s: exit %d, want %d", cmd, status, c->status);
+        cr_expect(len == c->err_len && memcmp(err, c->err, len) == 0,
+                  "%s: stderr %zu bytes '%s', want '%s'", cmd, len, err, c->err);
+        free(err);
+        free(cmd);
+    }
+    /* the disorder message is sort's, byte for byte after the program's name */
+    char *z = path_in(dir, "z");
+    write_file(z, "2\0001\0003\000", 6);
+    free(z);
+    size_t ours_len, theirs_len;
+    int ours_status, theirs_status;
+    char *cmd;
+    if (asprintf(&cmd, "'%s' -z -c -n <z", gpumerge_path()) < 0)
+        abort();
+    char *ours = stderr_bytes(dir, cmd, &ours_len, &ours_status);
+    char *theirs = stderr_bytes(dir, "LC_ALL=C sort -z -c -n <z", &theirs_len, &theirs_status);
+    cr_assert_eq(ours_status, theirs_status);
+    cr_assert_eq(ours_len - strlen("gpumerge"), theirs_len - strlen("sort"));
+    cr_assert(memcmp(ours + strlen("gpumerge"), theirs + strlen("sort"), theirs_len - strlen("sort")) == 0,
+              "'%s' against sort's '%s'", ours, theirs);
+    free(ours), free(theirs), free(cmd), free(dir);
 }
 
 Test(cli, gpu_requested_without_a_gpu)
@@ -564,7 +652,7 @@ Test(cli, pipe_read_whole_then_given_back, .timeout = 120)
     }
     write_text(out, "precious\n");
     write_text(b, "3\n\n4\n12abc\n");
-    assert_fails_keeping(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort a - -o out",
+    assert_fails_keeping(dir, "cat b | \"$GPUMERGE_FORCED\" --driver-loaded sort --strict a - -o out",
                          "gpumerge: -:4: not an integer: '12abc'\n", out);
     free(a), free(b), free(out), free(dir);
 }
@@ -727,7 +815,7 @@ Test(cli, chunk_boundaries_forced_small, .timeout = 300)
     char *out = path_in(dir, "out");
     write_text(out, "precious\n");
     char *cmd;
-    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort %s f -o out",
+    if (asprintf(&cmd, "\"$GPUMERGE_FORCED\" --block-size=7 --text-chunk=16 sort --strict %s f -o out",
                  gpumerge_device_arg()) < 0)
         abort();
     char want[256];

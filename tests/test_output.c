@@ -449,6 +449,62 @@ Test(output, int32_every_length)
     free(path);
 }
 
+/* The writer's block buffers kept within gm_writer.mem, down to less than one
+ * block's worth (fewer blocks formatted ahead, on fewer threads): the same bytes
+ * at every thread count, chunks of many blocks and of a few keys, -u across them,
+ * through write(2) with and without the writer thread. */
+Test(output, buffers_within_their_memory, .timeout = 120)
+{
+    static const size_t mems[] = { 0, 1, 3 << 20, 8 << 20 };
+    static const int threads[] = { 1, 2, 4, 16, 64 };
+    static const int64_t sizes[] = { 300000, 1, 70000, 5 };
+    char *dir = scratch_dir(), *path = path_in(dir, "out");
+    enum { N = 1000000 };
+    int32_t *k = malloc(N * sizeof *k);
+    rng g;
+    rng_seed(&g, 91);
+    for (int64_t i = 0; i < N; i++)
+        k[i] = (int32_t)rng_range(&g, -3000, 3000) * 100000;
+    qsort(k, N, sizeof *k, cmp_i32);
+    for (int unique = 0; unique < 2; unique++) {
+        char *want = malloc((size_t)N * 13);
+        size_t o = 0;
+        for (int64_t i = 0; i < N; i++)
+            if (!unique || i == 0 || k[i] != k[i - 1])
+                o += (size_t)sprintf(want + o, "%d\n", k[i]);
+        for (size_t m = 0; m < sizeof mems / sizeof mems[0]; m++) {
+            for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+                gm_output out;
+                gm_status st;
+                gm_writer w;
+                gm_output_test_map(-1);
+                cr_assert_eq(gm_output_open(&out, path, &st), GM_OK, "%s", st.msg);
+                gm_writer_init(&w, &out, unique, threads[t]);
+                w.mem = mems[m];
+                for (int64_t at = 0, i = 0; at < N; i++) {
+                    int64_t step = sizes[i % 4];
+                    gm_keys part = { k + at, at + step < N ? step : N - at, GM_I32 };
+                    cr_assert_eq(gm_writer_put(&w, &part, &st), GM_OK, "%s", st.msg);
+                    at += part.n;
+                }
+                cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
+                cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
+                gm_output_test_map(0);
+                char *text = read_file(path, NULL);
+                cr_assert(strcmp(text, want) == 0, "mem %zu, %d threads, -u %d: wrong bytes",
+                          mems[m], threads[t], unique);
+                free(text);
+                unlink(path);
+            }
+        }
+        free(want);
+    }
+    free(k);
+    rmdir(dir);
+    free(dir);
+    free(path);
+}
+
 /* Space reserved ahead (gm_writer_ahead, as the GPU's text path does while it
  * reads and CUDA starts): more than the output needs, less, or refused by the file
  * system (forced), or grown as a pipe is read; at 4 and 16 threads (one and four

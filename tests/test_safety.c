@@ -2,9 +2,11 @@
  * test_safety.c - gpumerge as a careful user and an attacker would drive it:
  * -o through symbolic links (dangling ones too), onto files the user may not
  * write, with other owners and hard links, in folders the user cannot write, on
- * a nearly full file system; the file size limit and every catchable signal
- * (no temporary file may survive); hostile file names in messages (compared
- * with GNU sort's quoting); check --device=gpu without a GPU.
+ * a nearly full file system; an error at the last line or an output that fits
+ * nowhere (the target left byte for byte as it was, written in place too); the
+ * file size limit and every catchable signal (no temporary file or spool may
+ * survive); hostile file names in messages (compared with GNU sort's quoting);
+ * check --device=gpu without a GPU.
  *
  * The permission cases run as root through an unprivileged user (setpriv
  * --reuid=nobody), and directly when the tests run unprivileged; the cases that
@@ -349,13 +351,91 @@ Test(safety, failed_in_place_run_leaves_the_target_untouched)
     put(dir, "bad", "1\nx\n");
     char *f = path_in(dir, "f"), *g = path_in(dir, "g");
     cr_assert_eq(link(f, g), 0);
-    cmd_result r = gm(dir, "sort f bad -o f");
+    cmd_result r = gm(dir, "sort --strict f bad -o f");
     expect(&r, 2, "gpumerge: bad:2: not an integer: 'x'\n");
     cr_assert_str_eq(slurp(dir, "f"), "3\n1\n2\n");
     cr_assert_str_eq(listing(dir), "bad f g ");
     cmd_free(&r);
     free(f);
     free(g);
+    remove_tree(dir);
+}
+
+/* "1\n2\n...n\n" followed by tail: malloc'd. */
+static char *counting(int n, const char *tail)
+{
+    size_t cap = (size_t)n * 8 + strlen(tail) + 1, len = 0;
+    char *text = malloc(cap);
+    for (int i = 1; i <= n; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%d\n", i);
+    snprintf(text + len, cap - len, "%s", tail);
+    return text;
+}
+
+/* Written in place (another hard link), every path (a merge in many rounds or in
+ * one, on one thread or through the mapping on four, a merge in batches, an
+ * external sort) reads, checks and merges every input before the target's first
+ * byte changes: a bad line or a disorder at the end of the last input leaves the
+ * target, which is also an input, byte for byte as it was, and the spool in -T's
+ * folder is gone. */
+Test(safety, in_place_error_at_the_last_line_leaves_the_target, .timeout = 120)
+{
+    enum { N = 100000 };
+    char *dir = scratch_dir();
+    char *seq = counting(N, ""), *bad = counting(N, "x\n"), *late = counting(N, "5\n");
+    put(dir, "a", seq);
+    put(dir, "b", seq);
+    put(dir, "c", bad);
+    put(dir, "d", late);
+    char *a = path_in(dir, "a"), *l = path_in(dir, "a.link"), *t = path_in(dir, "tmp");
+    cr_assert_eq(link(a, l), 0);
+    cr_assert_eq(mkdir(t, 0755), 0);
+    const char *const not_int = "gpumerge: c:100001: not an integer: 'x'\n";
+    const char *const disorder = "gpumerge: d:100001: disorder: 5\n";
+    const struct {
+        const char *args, *err;
+    } cases[] = {
+        { "merge --strict -S64K --device=cpu -T tmp -o a a b c", not_int },
+        { "merge --strict -S1M --device=cpu -T tmp -o a a b c", not_int },
+        { "merge --strict --parallel=4 -S64K -T tmp -o a a b c", not_int },
+        { "merge --strict -S64K -T tmp -o a a b d", disorder },
+        { "merge --strict --parallel=4 -S64K -T tmp -o a a b d", disorder },
+        { "merge --strict --batch-size=2 -S64K -T tmp -o a b a b c", not_int },
+        { "sort --strict -S64K -T tmp -o a a b c", not_int },
+        { "sort --strict --parallel=4 -T tmp -o a a b c", not_int },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cmd_result r = gm(dir, cases[i].args);
+        expect(&r, 2, cases[i].err);
+        char *now = slurp(dir, "a");
+        cr_assert(strcmp(now, seq) == 0, "%s: the target changed (%zu bytes, was %zu)",
+                  cases[i].args, strlen(now), strlen(seq));
+        cr_assert_str_eq(listing(t), "", "%s: the spool is left", cases[i].args);
+        cr_assert_str_eq(listing(dir), "a a.link b c d tmp ");
+        free(now);
+        cmd_free(&r);
+    }
+    /* The same merge without the bad input: written in place, both links see it. */
+    cmd_result r = gm(dir, "merge -v -S64K -T tmp -o a a b");
+    expect(&r, 0, NULL);
+    cr_assert_not_null(strstr(r.err, "output: a written in place: it has other hard links\n"),
+                       "%s", r.err);
+    char *want = malloc(2 * strlen(seq) + 1), *p = want;
+    for (int i = 1; i <= N; i++)
+        p += sprintf(p, "%d\n%d\n", i, i);
+    char *now = slurp(dir, "a.link");
+    cr_assert(strcmp(now, want) == 0, "the merge, through the other link");
+    cr_assert_eq(stat_of(dir, "a").st_nlink, 2);
+    cr_assert_str_eq(listing(t), "");
+    cmd_free(&r);
+    free(now);
+    free(want);
+    free(seq);
+    free(bad);
+    free(late);
+    free(a);
+    free(l);
+    free(t);
     remove_tree(dir);
 }
 
@@ -404,7 +484,7 @@ Test(safety, unwritable_folder_with_a_writable_file)
 /* A full file system under the writer's mapping (four threads: the mapping path
  * whatever the cores): fallocate's ENOSPC is a message and status 2, never a
  * SIGBUS, and neither the temporary file nor the new target is left; written in
- * place (another hard link), the target is left truncated, as sort leaves it. */
+ * place (another hard link), the target is left as it was. */
 Test(safety, full_file_system_under_the_mapping, .timeout = 60)
 {
     if (!is_root())
@@ -439,6 +519,7 @@ Test(safety, full_file_system_under_the_mapping, .timeout = 60)
     r = gm(dir, "sort --parallel=4 f -o small/out");
     expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
     cr_assert_str_eq(listing(small), "link out ", "no temporary file");
+    cr_assert_str_eq(slurp(dir, "small/link"), "old\n");
     cmd_free(&r);
     /* A merge fills the file system round by round. */
     ref_sort_i64(k, N, 1);
@@ -491,6 +572,75 @@ Test(safety, too_little_space_for_a_second_copy, .timeout = 60)
     free(k);
     free(f);
     umount(dir);
+    remove_tree(dir);
+}
+
+/* An output that fits nowhere (neither beside the target nor in its place) on
+ * a small file system: "write failed: FILE: No space left on device", status 2,
+ * the target byte for byte as it was, nothing left in its folder or in -T's;
+ * replaced or written in place (another hard link), from files or a pipe, sorted
+ * on one thread or four, merged. A spool that fills its own folder is named. */
+Test(safety, output_that_fits_nowhere_leaves_the_target, .timeout = 120)
+{
+    if (!is_root())
+        cr_skip_test("mounting a small tmpfs needs root");
+    char *dir = scratch_dir();
+    char *small = path_in(dir, "small"), *t = path_in(dir, "tmp");
+    cr_assert_eq(mkdir(small, 0755), 0);
+    cr_assert_eq(mkdir(t, 0755), 0);
+    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
+        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    rng g;
+    rng_seed(&g, 27);
+    enum { N = 300000 }; /* about 3 MB of output */
+    int64_t *k = malloc(N * sizeof *k);
+    for (int i = 0; i < N; i++)
+        k[i] = rng_range(&g, 100000000, 999999999);
+    char *f = path_in(dir, "f"), *s = path_in(dir, "s");
+    write_keys(f, k, N);
+    ref_sort_i64(k, N, 1);
+    write_keys(s, k, N);
+    static const struct {
+        const char *before, *args;
+    } runs[] = {
+        { "", "sort -T tmp f -o small/out" },
+        { "", "sort -T tmp --parallel=4 f -o small/out" },
+        { "", "sort -T tmp -S 1M f -o small/out" },
+        { "cat f |", "sort -T tmp - -o small/out" },
+        { "", "merge -T tmp s s -o small/out" },
+        { "cat s |", "merge -T tmp --parallel=4 s - -o small/out" },
+    };
+    const char *const old = "original contents\n";
+    for (int linked = 0; linked <= 1; linked++) {
+        put(dir, "small/out", old);
+        if (linked)
+            cr_assert_eq(link(path_in(dir, "small/out"), path_in(dir, "small/link")), 0);
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            cmd_result r = gm_as(dir, runs[i].before, runs[i].args);
+            expect(&r, 2, "gpumerge: write failed: small/out: No space left on device\n");
+            cr_assert_str_eq(slurp(dir, "small/out"), old, "%s %s (linked %d)", runs[i].before,
+                             runs[i].args, linked);
+            cr_assert_str_eq(listing(small), linked ? "link out " : "out ");
+            cr_assert_str_eq(listing(t), "");
+            cmd_free(&r);
+        }
+    }
+    /* -T on the full file system: the spool is what does not fit. */
+    put(dir, "g", "old\n");
+    cr_assert_eq(link(path_in(dir, "g"), path_in(dir, "g.link")), 0);
+    cmd_result r = gm(dir, "sort -T small f -o g");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strncmp(r.err, "gpumerge: write failed: small/gpumerge-out.", 43) == 0 &&
+              strstr(r.err, ": No space left on device\n"), "%s", r.err);
+    cr_assert_str_eq(slurp(dir, "g"), "old\n");
+    cr_assert_str_eq(listing(small), "link out ");
+    cmd_free(&r);
+    free(k);
+    free(f);
+    free(s);
+    free(t);
+    umount(small);
+    free(small);
     remove_tree(dir);
 }
 
@@ -611,14 +761,14 @@ Test(safety, file_size_limit_leaves_no_temporary, .timeout = 60)
 static const int signals[] = { SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1,
                                SIGUSR2, SIGXFSZ, SIGXCPU, SIGVTALRM, SIGPROF, SIGPOLL };
 
-/* The one temporary file in dir, or NULL. */
-static char *find_temporary(const char *dir)
+/* The one temporary file in dir whose name starts with prefix, or NULL. */
+static char *find_temporary(const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
     char *found = NULL;
     struct dirent *e;
     while (d && (e = readdir(d)))
-        if (strncmp(e->d_name, ".gpumerge-", 10) == 0)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
             found = strdup(e->d_name);
     if (d)
         closedir(d);
@@ -627,8 +777,10 @@ static char *find_temporary(const char *dir)
 
 /* Starts gpumerge sort on a fifo we hold open (so it waits for the rest of its
  * input) with -o target, waits for its temporary file, sends sig, and returns
- * how it ended; *tmp gets the temporary file's name. */
-static int signal_run(const char *dir, const char *target, int sig, char **tmp)
+ * how it ended; *tmp gets the temporary file's name. With spool_dir (a target
+ * written in place), -T names it and the file waited for is the spool there. */
+static int signal_run(const char *dir, const char *target, int sig, const char *spool_dir,
+                      char **tmp)
 {
     char *fifo = path_in(dir, "in"), *out = path_in(dir, target);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
@@ -643,8 +795,12 @@ static int signal_run(const char *dir, const char *target, int sig, char **tmp)
         int null = open("/dev/null", O_RDWR);
         dup2(null, 1);
         dup2(null, 2);
-        execl(gpumerge_path(), "gpumerge", "sort", "--device=cpu", fifo, "-o", out,
-              (char *)NULL);
+        if (spool_dir)
+            execl(gpumerge_path(), "gpumerge", "sort", "--device=cpu", "-T", spool_dir, fifo,
+                  "-o", out, (char *)NULL);
+        else
+            execl(gpumerge_path(), "gpumerge", "sort", "--device=cpu", fifo, "-o", out,
+                  (char *)NULL);
         _exit(127);
     }
     int w = open(fifo, O_WRONLY);
@@ -654,7 +810,8 @@ static int signal_run(const char *dir, const char *target, int sig, char **tmp)
     for (int i = 0; i < 1000 && !*tmp; i++) {
         struct timespec ms = { 0, 10 * 1000 * 1000 };
         nanosleep(&ms, NULL);
-        *tmp = find_temporary(dir);
+        *tmp = spool_dir ? find_temporary(spool_dir, "gpumerge-out.")
+                         : find_temporary(dir, ".gpumerge-");
     }
     kill(pid, sig);
     int status;
@@ -673,7 +830,7 @@ Test(safety, every_signal_leaves_no_temporary, .timeout = 120)
         char *dir = scratch_dir();
         char *tmp;
         /* A new target: created at once (as sort does), removed on the signal. */
-        int status = signal_run(dir, "out", sig, &tmp);
+        int status = signal_run(dir, "out", sig, NULL, &tmp);
         cr_assert_not_null(tmp, "signal %d: no temporary file appeared", sig);
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig,
                   "signal %d: ended with status %#x", sig, status);
@@ -681,12 +838,26 @@ Test(safety, every_signal_leaves_no_temporary, .timeout = 120)
         free(tmp);
         /* An existing target: untouched. */
         put(dir, "out", "old\n");
-        status = signal_run(dir, "out", sig, &tmp);
+        status = signal_run(dir, "out", sig, NULL, &tmp);
         cr_assert_not_null(tmp);
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
         cr_assert_str_eq(listing(dir), "out ", "signal %d: files left behind", sig);
         cr_assert_str_eq(slurp(dir, "out"), "old\n");
         free(tmp);
+        /* Written in place (another hard link): the spool in -T's folder goes too. */
+        char *out = path_in(dir, "out"), *link_to = path_in(dir, "link"), *t = path_in(dir, "t");
+        cr_assert_eq(link(out, link_to), 0);
+        cr_assert_eq(mkdir(t, 0755), 0);
+        status = signal_run(dir, "out", sig, t, &tmp);
+        cr_assert_not_null(tmp, "signal %d: no spool appeared", sig);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+        cr_assert_str_eq(listing(t), "", "signal %d: the spool is left", sig);
+        cr_assert_str_eq(listing(dir), "link out t ");
+        cr_assert_str_eq(slurp(dir, "out"), "old\n");
+        free(tmp);
+        free(out);
+        free(link_to);
+        free(t);
         remove_tree(dir);
     }
 }
@@ -695,7 +866,7 @@ Test(safety, temporary_name_is_never_the_output)
 {
     char *dir = scratch_dir();
     char *tmp;
-    int status = signal_run(dir, "out.txt", SIGTERM, &tmp);
+    int status = signal_run(dir, "out.txt", SIGTERM, NULL, &tmp);
     cr_assert(WIFSIGNALED(status));
     cr_assert_not_null(tmp);
     cr_assert_eq(strlen(tmp), strlen(".gpumerge-XXXXXX"), "%s", tmp);
@@ -841,7 +1012,7 @@ Test(safety, hostile_names_in_every_message)
     char *p = path_in(dir, name);
     write_text(p, "1\nxyz\n");
     int st;
-    char *argv1[] = { (char *)gpumerge_path(), "sort", (char *)name, NULL };
+    char *argv1[] = { (char *)gpumerge_path(), "sort", "--strict", (char *)name, NULL };
     char *err = stderr_of(dir, argv1, &st);
     cr_assert_eq(WEXITSTATUS(st), 2);
     assert_printable(err);
@@ -866,6 +1037,153 @@ Test(safety, hostile_names_in_every_message)
     free(err);
     free(target);
     free(p);
+    remove_tree(dir);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* Runs "gpumerge ARGS" in dir under a limit on the address space (ulimit -v, in
+ * KiB), its output through a pipe into cat when piped; returns how it ended,
+ * with gpumerge's own exit status (not cat's). */
+static cmd_result gm_limited(const char *dir, long kib, int piped, const char *args)
+{
+    char *cmd = piped ? fmt("{ (ulimit -v %ld; exec '%s' %s); echo $? >status; } | cat", kib,
+                            gpumerge_path(), args)
+                      : fmt("ulimit -v %ld; exec '%s' %s", kib, gpumerge_path(), args);
+    cmd_result r = run_sh(dir, cmd);
+    free(cmd);
+    if (piped) {
+        char *status = slurp(dir, "status");
+        cr_assert(status != NULL, "no status from: %s", args);
+        r.status = atoi(status);
+        free(status);
+    }
+    return r;
+}
+
+/* Every thread's stack and the writer's buffers count against the budget, which
+ * under ulimit -v is half the limit: any --parallel the command line accepts runs,
+ * for sort, merge and check, into a file, a pipe and -o. */
+Test(safety, any_parallel_under_a_small_address_space, .timeout = 600)
+{
+    static const int parallel[] = { 1, 16, 32, 64, 4096 };
+    static const int64_t sizes[] = { 200, 300000 };
+    char *dir = scratch_dir();
+    rng g;
+    rng_seed(&g, 57);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        int64_t n = sizes[z], half = n / 2;
+        int64_t *k = malloc((size_t)n * sizeof *k);
+        for (int64_t i = 0; i < n; i++)
+            k[i] = rng_range(&g, -1000000000, 1000000000);
+        char *p;
+        write_keys(p = path_in(dir, "in"), k, n), free(p);
+        ref_sort_i64(k, half, 1);
+        ref_sort_i64(k + half, n - half, 1);
+        write_keys(p = path_in(dir, "a"), k, half), free(p);
+        write_keys(p = path_in(dir, "b"), k + half, n - half), free(p);
+        ref_sort_i64(k, n, 1);
+        write_keys(p = path_in(dir, "want"), k, n), free(p);
+        char *want = slurp(dir, "want");
+        for (size_t i = 0; i < sizeof parallel / sizeof parallel[0]; i++) {
+            for (int how = 0; how < 3; how++) { /* a file, a pipe, -o */
+                const char *ops[] = { "sort in", "merge a b", "check want" };
+                for (int op = 0; op < 3; op++) {
+                    if (op == 2 && how == 2)
+                        continue; /* check writes nothing */
+                    char *args = fmt("%s --parallel=%d%s", ops[op], parallel[i],
+                                     how == 2 ? " -o out" : "");
+                    cmd_result r = gm_limited(dir, 100000, how == 1, args);
+                    cr_expect_eq(r.status, 0, "%zd lines, %s (%s): exit %d: %s", (ssize_t)n,
+                                 args, how == 1 ? "pipe" : "file", r.status, r.err);
+                    cr_expect_str_eq(r.err, "", "%s", args);
+                    char *out = how == 2 ? slurp(dir, "out") : strdup(r.out);
+                    cr_expect_str_eq(out, op == 2 ? "" : want, "%zd lines, %s: wrong output",
+                                     (ssize_t)n, args);
+                    free(out);
+                    cmd_free(&r);
+                    free(args);
+                }
+            }
+        }
+        free(want);
+        free(k);
+    }
+    remove_tree(dir);
+}
+
+/* A line longer than the memory budget (-S, or half of ulimit -v) is an error
+ * naming the file and the line, found after about a budget's worth of reading,
+ * from a file, a device or a pipe, with nothing written to -o. */
+Test(safety, a_line_longer_than_the_budget, .timeout = 300)
+{
+    static const struct {
+        const char *source;  /* what feeds standard input */
+        const char *args;
+        const char *err;
+    } cases[] = {
+        { "", "merge -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 10M /dev/zero -o out",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "check -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "merge /dev/zero -o out",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "merge -S 10M - -o out",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "sort -S 10M",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "check -S 10M",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 1M long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "", "merge -S 1M short long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "", "check -S 1M long",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "cat long |", "merge -S 1M --parallel=1 -",
+          "gpumerge: -:4: line longer than the memory budget (-S)\n" },
+        { "cat long |", "sort -S 1M -o out",
+          "gpumerge: -:4: line longer than the memory budget (-S)\n" },
+        { "", "sort -S 1M blanks", "" },  /* a long line within the budget */
+        { "", "check -S 1M blanks", "" },
+    };
+    char *dir = scratch_dir();
+    /* three lines, then one of 3 MB (no digit but 7s), then one more */
+    size_t len = 6 + (3 << 20) + 3;
+    char *text = malloc(len);
+    memcpy(text, "1\n2\n3\n", 6);
+    memset(text + 6, '7', 3 << 20);
+    memcpy(text + len - 3, "\n5\n", 3);
+    char *p;
+    write_file(p = path_in(dir, "long"), text, len), free(p);
+    /* a line of 600 kB of blanks before its digit */
+    memcpy(text, "1\n", 2);
+    memset(text + 2, ' ', 600000);
+    memcpy(text + 600002, "5\n", 2);
+    write_file(p = path_in(dir, "blanks"), text, 600004), free(p);
+    free(text);
+    put(dir, "short", "1\n2\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        put(dir, "out", "precious\n");
+        /* timeout: the error comes after a budget's reading, not an endless one */
+        char *cmd = fmt("%s (ulimit -v 200000; exec timeout 20 '%s' %s)", cases[i].source,
+                        gpumerge_path(), cases[i].args);
+        cmd_result r = run_sh(dir, cmd);
+        int ok = cases[i].err[0] == '\0';
+        cr_expect_eq(r.status, ok ? 0 : 2, "%s: exit %d: %s", cmd, r.status, r.err);
+        cr_expect_str_eq(r.err, cases[i].err, "%s", cmd);
+        if (!ok && strncmp(cases[i].args, "merge", 5) != 0) /* merge streams its lines */
+            cr_expect_str_eq(r.out, "", "%s wrote to standard output", cmd);
+        char *kept = slurp(dir, "out");
+        cr_expect_str_eq(kept, "precious\n", "%s: the -o file changed", cmd);
+        free(kept);
+        cmd_free(&r);
+        free(cmd);
+    }
     remove_tree(dir);
 }
 

@@ -61,6 +61,7 @@ static gm_config config(void)
     c.device = GM_DEVICE_CPU;
     c.verbose = 1;
     c.message = collect;
+    c.strict = 1; /* the integer path's own checking (test_lines: the records path) */
     return c;
 }
 
