@@ -36,11 +36,18 @@ void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
     k->cap = cap < MIN_CAP ? MIN_CAP : cap;
 }
 
+static int window_join(struct gm_recsink_writer *ww, gm_status *st);
+
 void gm_recsink_free(gm_recsink *k)
 {
+    if (k->writer)
+        window_join(k->writer, NULL);
+    free(k->writer);
     gm_buf_free(k->buf);
+    gm_buf_free(k->spare);
     free(k->last);
-    k->buf = k->last = NULL;
+    k->writer = NULL;
+    k->buf = k->spare = k->last = NULL;
 }
 
 static int grow(gm_recsink *k, size_t need, gm_status *st)
@@ -85,23 +92,97 @@ static int save_last(gm_recsink *k, gm_status *st)
     return GM_OK;
 }
 
-int gm_recsink_flush(gm_recsink *k, gm_status *st)
+/* Writes one buffer of lines on a thread of its own while the next fills. */
+struct gm_recsink_writer {
+    gm_recsink *k;
+    const unsigned char *buf;
+    size_t len;
+    int rc;
+    gm_status st;
+    pthread_t tid;
+    int running;
+};
+
+static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    if (k->w)
+        return gm_writer_put_text(k->w, (const char *)buf, len, st);
+    int err = gm_write_all(k->fd, buf, len);
+    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
+}
+
+static void *window_writer(void *arg)
+{
+    struct gm_recsink_writer *ww = arg;
+    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
+    return NULL;
+}
+
+/* Waits for the window being written; its error, if any, into st. */
+static int window_join(struct gm_recsink_writer *ww, gm_status *st)
+{
+    if (!ww->running)
+        return GM_OK;
+    pthread_join(ww->tid, NULL);
+    ww->running = 0;
+    if (ww->rc && st)
+        *st = ww->st;
+    return ww->rc;
+}
+
+static int window_start(struct gm_recsink_writer *ww, const unsigned char *buf, size_t len,
+                        gm_status *st)
+{
+    ww->buf = buf;
+    ww->len = len;
+    ww->rc = GM_OK;
+    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
+    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
+}
+
+/* Hands the buffered lines to the writer thread (after the buffer it writes is
+ * done) and goes on in the other buffer. */
+static int hand_off(gm_recsink *k, gm_status *st)
 {
     if (k->len == 0)
         return GM_OK;
     int rc = save_last(k, st);
+    if (!rc && !k->writer) {
+        k->writer = calloc(1, sizeof *k->writer);
+        if (!k->writer)
+            rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
+        else
+            k->writer->k = k;
+    }
+    if (!rc)
+        rc = window_join(k->writer, st);
+    if (!rc && k->spare_cap < k->cap) {
+        gm_buf_free(k->spare);
+        k->spare = gm_buf_alloc(k->cap, "output", st);
+        k->spare_cap = k->spare ? k->cap : 0;
+        if (!k->spare)
+            rc = GM_ENOMEM;
+    }
     if (rc)
         return rc;
-    if (k->w) {
-        rc = gm_writer_put_text(k->w, (const char *)k->buf, k->len, st);
-    } else {
-        int err = gm_write_all(k->fd, k->buf, k->len);
-        if (err)
-            rc = gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err));
-    }
-    k->bytes += (int64_t)k->len;
+    unsigned char *full = k->buf;
+    size_t full_cap = k->cap, len = k->len;
+    k->buf = k->spare;
+    k->cap = k->spare_cap;
+    k->spare = full;
+    k->spare_cap = full_cap;
     k->len = 0;
-    return rc;
+    k->bytes += (int64_t)len;
+    return window_start(k->writer, full, len, st);
+}
+
+int gm_recsink_flush(gm_recsink *k, gm_status *st)
+{
+    int rc = hand_off(k, st);
+    int wrc = k->writer ? window_join(k->writer, rc ? NULL : st) : GM_OK;
+    return rc ? rc : wrc;
 }
 
 int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
@@ -111,7 +192,7 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
     size_t len = gm_rec_len(r, k->ks->eol);
     int rc = GM_OK;
     if (k->buf && k->len + len + 1 > k->cap)
-        rc = gm_recsink_flush(k, st);
+        rc = hand_off(k, st);
     if (!rc)
         rc = grow(k, len + 1, st);
     if (rc)
@@ -184,64 +265,13 @@ static void gather_copy(void *ctx, int p)
     }
 }
 
-/* Writes one gathered window, on a thread of its own while the next is
- * gathered. */
-struct window_write {
-    gm_recsink *k;
-    const unsigned char *buf;
-    size_t len;
-    int rc;
-    gm_status st;
-    pthread_t tid;
-    int running;
-};
-
-static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
-{
-    if (len == 0)
-        return GM_OK;
-    if (k->w)
-        return gm_writer_put_text(k->w, (const char *)buf, len, st);
-    int err = gm_write_all(k->fd, buf, len);
-    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
-}
-
-static void *window_writer(void *arg)
-{
-    struct window_write *ww = arg;
-    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
-    return NULL;
-}
-
-/* Waits for the window being written; its error, if any, into st. */
-static int window_join(struct window_write *ww, gm_status *st)
-{
-    if (!ww->running)
-        return GM_OK;
-    pthread_join(ww->tid, NULL);
-    ww->running = 0;
-    if (ww->rc && st)
-        *st = ww->st;
-    return ww->rc;
-}
-
-static int window_start(struct window_write *ww, const unsigned char *buf, size_t len,
-                        gm_status *st)
-{
-    ww->buf = buf;
-    ww->len = len;
-    ww->rc = GM_OK;
-    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
-    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
-}
-
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
 {
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
     unsigned char *bufs[2] = { NULL, NULL };
     size_t caps[2] = { 0, 0 };
-    struct window_write ww = { .k = k };
+    struct gm_recsink_writer ww = { .k = k };
     int cur = 0;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
     if (!rc)
