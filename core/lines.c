@@ -122,8 +122,26 @@ void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char 
     src_init(s, fd, eol);
 }
 
+void gm_lines_recycle(gm_lines_src *s, gm_lines_block *b)
+{
+    if (!b)
+        return;
+    if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) != 1) {
+        gm_lines_block_unref(b);
+        return;
+    }
+    gm_buf_free(s->spare);
+    s->spare = b->data;
+    s->spare_cap = b->cap;
+    free(b->counts);
+    free(b);
+}
+
 void gm_lines_close(gm_lines_src *s)
 {
+    gm_buf_free(s->spare);
+    s->spare = NULL;
+    s->spare_cap = 0;
     free(s->carry);
     s->carry = NULL;
     s->carry_len = s->carry_cap = 0;
@@ -230,9 +248,16 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     if (s->regular && (int64_t)want > s->left + 1)
         want = (size_t)s->left + 1; /* the whole rest fits: no larger buffer */
     size_t cap = s->carry_len + want + 1; /* + the last line's missing terminator */
-    unsigned char *buf = gm_buf_alloc(cap, "input", st);
-    if (!buf)
-        return GM_ENOMEM;
+    unsigned char *buf;
+    if (s->spare && s->spare_cap >= cap) { /* the last block's buffer, already faulted in */
+        buf = s->spare;
+        cap = s->spare_cap;
+        s->spare = NULL;
+    } else {
+        buf = gm_buf_alloc(cap, "input", st);
+        if (!buf)
+            return GM_ENOMEM;
+    }
     size_t filled = s->carry_len;
     if (s->carry_len)
         memcpy(buf, s->carry, s->carry_len);
@@ -302,6 +327,7 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     }
     b->refs = 1;
     b->len = len;
+    b->cap = cap;
     b->data = buf;
     b->counts = counts;
     b->ncounts = (len + UNIT - 1) / UNIT;

@@ -416,6 +416,8 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *con
     int fds = fd_limit() - FD_RESERVE;
     if (r->fan_in > fds)
         r->fan_in = fds > 2 ? fds : 2;
+    if (r->fan_in > GM_MERGE_MAX)
+        r->fan_in = GM_MERGE_MAX;
     r->names = names;
     r->nnames = nnames;
     r->srcs = calloc((size_t)nnames, sizeof *r->srcs);

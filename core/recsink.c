@@ -57,15 +57,16 @@ static int grow(gm_recsink *k, size_t need, gm_status *st)
     size_t cap = k->cap;
     while (cap < need)
         cap *= 2;
+    const unsigned char *last = gm_rec_line(&k->last_rec);
+    int moves = k->have_last && k->buf && last >= k->buf && last < k->buf + k->len;
+    size_t off = moves ? (size_t)(last - k->buf) : 0;
+    size_t len = moves ? gm_rec_len(&k->last_rec, k->ks->eol) : 0;
     unsigned char *b = k->buf ? gm_buf_resize(k->buf, cap, "output", st)
                               : gm_buf_alloc(cap, "output", st);
     if (!b)
         return GM_ENOMEM;
-    if (k->have_last && k->buf && gm_rec_line(&k->last_rec) >= k->buf &&
-        gm_rec_line(&k->last_rec) < k->buf + k->len) /* the last line moved with the buffer */
-        k->last_rec.ref = gm_rec_make_ref(b + (gm_rec_line(&k->last_rec) - k->buf),
-                                          gm_rec_len(&k->last_rec, k->ks->eol),
-                                          gm_rec_is_exact(&k->last_rec));
+    if (moves) /* the last line moved with the buffer */
+        k->last_rec.ref = gm_rec_make_ref(b + off, len, gm_rec_is_exact(&k->last_rec));
     k->buf = b;
     k->cap = cap;
     return GM_OK;
@@ -269,13 +270,7 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
 {
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
-    unsigned char *bufs[2] = { NULL, NULL };
-    size_t caps[2] = { 0, 0 };
-    struct gm_recsink_writer ww = { .k = k };
-    int cur = 0;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
-    if (!rc)
-        rc = gm_recsink_flush(k, st); /* lines put one by one before these */
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
         *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
                               .keep = keep };
@@ -289,42 +284,30 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
             total += b;
             kept += g->kept[p];
         }
-        if (total > caps[cur]) { /* the other buffer may be being written */
-            gm_buf_free(bufs[cur]);
-            caps[cur] = total + total / 4;
-            bufs[cur] = gm_buf_alloc(caps[cur], "output", st);
-            if (!bufs[cur]) {
-                rc = GM_ENOMEM;
-                break;
-            }
-        }
-        g->out = bufs[cur];
+        /* a full buffer goes to the writer thread; the window is gathered into
+         * the other one */
+        if (k->len > 0 && k->len + total > k->cap)
+            rc = hand_off(k, st);
+        if (!rc)
+            rc = grow(k, k->len + total, st);
+        if (rc)
+            break;
+        g->out = k->buf + k->len;
         gm_parallel_for(k->nthreads, g->pieces, gather_copy, g);
         /* the last line kept, for -u across windows: the window's last kept one */
         for (size_t i = g->n; k->unique && i-- > 0;) {
             if (keep[i]) {
                 size_t len = gm_rec_len(&g->r[i], k->ks->eol);
                 k->last_rec.prefix = g->r[i].prefix;
-                k->last_rec.ref = gm_rec_make_ref(bufs[cur] + total - len - 1, len,
+                k->last_rec.ref = gm_rec_make_ref(g->out + total - len - 1, len,
                                                   gm_rec_is_exact(&g->r[i]));
                 k->have_last = 1;
                 break;
             }
         }
+        k->len += total;
         k->lines += (int64_t)kept;
-        k->bytes += (int64_t)total;
-        rc = window_join(&ww, st);
-        if (!rc)
-            rc = window_start(&ww, bufs[cur], total, st);
-        cur ^= 1;
     }
-    int wrc = window_join(&ww, rc ? NULL : st);
-    if (!rc)
-        rc = wrc;
-    if (!rc) /* the last line kept moves out of the window buffers */
-        rc = save_last(k, st);
-    gm_buf_free(bufs[0]);
-    gm_buf_free(bufs[1]);
     free(g);
     free(keep);
     return rc;
