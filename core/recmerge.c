@@ -1,12 +1,16 @@
 /*
  * recmerge.c - the streaming k-way merge of line sources and the order check (see
- * recmerge.h). Every source holds one block of lines and its records; a binary
- * heap of the sources' current records, ties broken by source index, gives the
- * next line (the merge of coreutils' sort.c mergefps, with a heap for its linear
- * search); a source's next block is read, split and checked in order on all
- * cores when its block is used up, so output begins at once and memory stays a
- * block per source. The last line of a block is kept, copied, to check the order
- * across blocks.
+ * recmerge.h). Every source holds one block of lines and its records. The merge
+ * goes in rounds, as the integer path's does (stream.c): the bound is the least
+ * of the last records of the sources that go on; every source's records up to
+ * it are merged, the round cut into parts at records of its largest source and
+ * the others' cuts found by binary search (the co-rank idea of Programming
+ * Massively Parallel Processors, chapter 12, over k sources), each part merged
+ * by a binary heap on a thread of its own, ties broken by source index so that
+ * the merge is stable; then the sink gathers the lines. A used-up block is
+ * replaced by the source's next one, read, split and checked in order on all
+ * cores, so output begins at once and memory stays a block per source. The last
+ * line of a block is kept, copied, to check the order across blocks.
  */
 #define _GNU_SOURCE
 #include "recmerge.h"

@@ -4,7 +4,8 @@
  * all threads, then every piece copies its lines to its own place in the buffer,
  * which is written in one call, as cuDF gathers rows once by the sorted indices.
  * -u keeps the first line of every run of equal keys (sort's rule), marked in
- * parallel and carried across windows and calls by the last line kept.
+ * parallel and carried across windows and calls by the last line kept. The sink
+ * has two buffers: one is written by a thread of its own while the other fills.
  */
 #define _GNU_SOURCE
 #include "recsink.h"
