@@ -205,8 +205,14 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
             s->off += (int64_t)n;
             s->left -= (int64_t)n;
         }
-        if (s->left == 0) /* leave the offset where read(2) would */
+        if (s->left == 0) {
+            /* a file that grew or shrank underneath is an error, as for the
+             * integer path; the offset is left where read(2) would leave it */
+            struct stat sb;
+            if (fstat(s->fd, &sb) != 0 || (int64_t)sb.st_size != s->off)
+                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
             lseek(s->fd, (off_t)s->off, SEEK_SET);
+        }
         *got = n;
         return GM_OK;
     }
