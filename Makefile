@@ -2,7 +2,7 @@
 #
 #   make                 build ./gpumerge (with the CUDA engine when nvcc is found)
 #   make test            build and run every Criterion suite (installs Criterion
-#                        with apt-get when it is missing and we are root)
+#                        with apt-get when it is missing and we are root); also `make check`
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
@@ -10,37 +10,57 @@
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
-#   make install PREFIX=/usr/local     stripped binary, man page, bash completion
+#   make install PREFIX=/usr/local     binary (with its symbols), man page, bash completion
+#   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
+#   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
+#   make distcheck       that tarball unpacked, built and tested in a temporary folder
 #   make clean
 #
 # Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), GPU_ARCHS (the
-# real architectures to embed, default "75 80 90"; PTX for the last one is added).
+# real architectures to embed, default "75 80 90"; PTX for the last one is added),
+# and GNU's CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS, NVFLAGS, DESTDIR, PREFIX: the
+# flags the build needs (GM_*) are always applied, and these are added after them.
+# The version is the one line of VERSION; GM_VERSION and the man page take it.
 # Jobs run in parallel, one per core, unless the command line says -jN.
 
+VERSION := $(shell cat VERSION)
 CC       ?= cc
 PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+INSTALL  ?= install
 BUILD    ?= build
 PROG     ?= gpumerge
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
-LDLIBS   += -pthread -lm
+NVFLAGS  ?= -O3 -lineinfo
+# What the build needs whatever CFLAGS says; SANFLAGS is the sanitizer and fuzz
+# targets' instrumentation.
+GM_CPPFLAGS = -DGM_VERSION='"$(VERSION)"'
+GM_CFLAGS   = -std=c11 -Wall -Wextra -pthread -MMD -MP $(SANFLAGS)
+GM_LDLIBS   = -pthread -lm
+COMPILE.gm  = $(CC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(CFLAGS)
+LINK.gm     = $(CC) $(GM_CFLAGS) $(CFLAGS) $(LDFLAGS)
 
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 
+NVCC_FOUND := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ifeq ($(origin NVCC),undefined)
-  NVCC   := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+  NVCC   := $(NVCC_FOUND)
 endif
 GPU_ARCHS ?= 75 80 90
 # Ask nvcc where its toolkit is: /usr/local/bin/nvcc may be a wrapper script.
 CUDA_HOME := $(if $(NVCC),$(or $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 \
                | sed -n 's/^\#\$$ TOP=//p'),$(patsubst %/bin/nvcc,%,$(NVCC))))
-NVFLAGS  ?= -O3 -lineinfo
-NVFLAGS  += -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
-            $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-            -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
+GM_NVFLAGS = -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
+             $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
+# nvcc takes -D, -U and -I itself; CPPFLAGS' other words go to its host compiler.
+NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
+              $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
+COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
 CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
            core/run.c core/stream.c core/gm.c
@@ -58,7 +78,7 @@ ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
   TESTING_OBJ = $(BUILD)/cuda/testing_stub.o
   GPU_LIBS =
-  BUILD_KIND = CPU-only (no nvcc found: the GPU engine says "built without CUDA")
+  BUILD_KIND = CPU-only ($(if $(NVCC_FOUND),NVCC is empty: $(NVCC_FOUND) not used,no nvcc found); the GPU engine says 'built without CUDA')
   ENGINE     = CPU only (built without nvcc)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
@@ -69,44 +89,51 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines
+TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install uninstall clean criterion FORCE
+.PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
+        install-strip uninstall dist distcheck clean criterion FORCE
 
-all: $(PROG)
+all: $(PROG) $(BUILD)/man/gpumerge.1
 
 $(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(GPU_LIBS) $(LDLIBS)
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 	@echo "built ./$(PROG) $(BUILD_KIND)"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(COMPILE.gm) -c -o $@ $<
 
-# --version names the engine: version.o is rebuilt when the description changes.
+# --version names the version and the engine: version.o is rebuilt when either
+# changes.
 $(BUILD)/cli/engine.txt: FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(ENGINE)' | cmp -s - $@ || echo '$(ENGINE)' >$@
-# (its own recipe: a CFLAGS given on the command line, as sanitize-host gives,
-# would drop a target-specific CFLAGS +=)
+	@echo '$(VERSION) $(ENGINE)' | cmp -s - $@ || echo '$(VERSION) $(ENGINE)' >$@
+# (its own recipe: a CFLAGS given on the command line would drop a
+# target-specific CFLAGS +=)
 $(BUILD)/cli/version.o: cli/version.c $(BUILD)/cli/engine.txt
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DGM_BUILD_ENGINE='"$(ENGINE)"' -c -o $@ $<
+	$(COMPILE.gm) -DGM_BUILD_ENGINE='"$(ENGINE)"' -c -o $@ $<
+
+# The man page with the version on its .TH line.
+$(BUILD)/man/gpumerge.1: man/gpumerge.1 VERSION
+	@mkdir -p $(dir $@)
+	sed '1,/^\.TH /s/^\(\.TH GPUMERGE 1 [^ ]* "gpumerge\)"/\1 $(VERSION)"/' man/gpumerge.1 >$@
 
 # -MMD -MP: each CUDA object depends on every header it includes (the .d files).
 $(BUILD)/cuda/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 # ---------------------------------------------------------------- tests
 
 # Criterion comes from the distribution; as root we install it, else we say how.
 criterion:
-	@if ! printf '#include <criterion/criterion.h>\n' | $(CC) -E -x c - >/dev/null 2>&1; then \
+	@if ! printf '#include <criterion/criterion.h>\n' | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing Criterion (libcriterion-dev) with apt-get"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcriterion-dev) >/dev/null || exit 1; \
@@ -117,11 +144,11 @@ criterion:
 
 $(BUILD)/tests/%.o: tests/%.c tests/helpers.h | criterion
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(COMPILE.gm) -c -o $@ $<
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_OBJ) $(GPU_OBJ) \
                       $(TESTING_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ -lcriterion $(GPU_LIBS) $(LDLIBS)
+	$(LINK.gm) -o $@ $^ -lcriterion $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
@@ -130,16 +157,16 @@ $(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
 # tests/sanitize.sh and the CLI suite: the CLI's main under another name.
 $(BUILD)/tests/cli_main.o: cli/main.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Dmain=gm_cli_main -c -o $@ $<
+	$(COMPILE.gm) -Dmain=gm_cli_main -c -o $@ $<
 
 FORCED = $(BUILD)/tests/gpumerge_forced
 $(FORCED): $(BUILD)/tests/gpumerge_forced.o $(BUILD)/tests/cli_main.o \
            $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(GPU_LIBS) $(LDLIBS)
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
-test: $(PROG) $(FORCED) $(TEST_BIN)
+test: $(PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
 	@if command -v groff >/dev/null; then \
-	  echo "== man/gpumerge.1"; groff -man -ww -z man/gpumerge.1 || exit 1; fi
+	  echo "== $(BUILD)/man/gpumerge.1"; groff -man -ww -z $(BUILD)/man/gpumerge.1 || exit 1; fi
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  sh tests/run.sh $(TEST_BIN)
 
@@ -163,7 +190,9 @@ sanitize: gpumerge $(FORCED)
 # UBSan's reports go to stderr (gcc's runtime ignores log_path beside ASan), and
 # end the process with status 86, which every test sees. TSan's runtime refuses
 # some kernels' address-space randomisation: then it runs under setarch -R.
-SAN_CFLAGS = -O1 -g -fno-omit-frame-pointer
+# -O1 -g unless CFLAGS is given; the instrumentation goes in SANFLAGS, which
+# CFLAGS cannot drop.
+SAN_CFLAGS = $(if $(filter file,$(origin CFLAGS)),-O1 -g,$(CFLAGS))
 SAN_OPTS   = halt_on_error=1:exitcode=86:print_stacktrace=1
 SAN_ENV    = ASAN_OPTIONS=$(SAN_OPTS):detect_leaks=0:log_path=$(CURDIR)/$(1)/reports/asan \
              UBSAN_OPTIONS=$(SAN_OPTS):log_path=$(CURDIR)/$(1)/reports/ubsan \
@@ -175,12 +204,13 @@ sanitize-host: criterion
 	@echo "== sanitize-host: ASan + UBSan (build-asan/)"
 	@rm -rf build-asan/reports; mkdir -p -m 1777 build-asan/reports; st=; \
 	$(call SAN_ENV,build-asan) $(MAKE) --no-print-directory BUILD=build-asan \
-	  PROG=build-asan/gpumerge NVCC= CFLAGS="$(SAN_CFLAGS) -fsanitize=address,undefined \
-	  -fno-sanitize-recover=all" test || st=$$?; $(call SAN_CHECK,build-asan)
+	  PROG=build-asan/gpumerge NVCC= CFLAGS="$(SAN_CFLAGS)" SANFLAGS="-fno-omit-frame-pointer \
+	  -fsanitize=address,undefined -fno-sanitize-recover=all" test || st=$$?; $(call SAN_CHECK,build-asan)
 	@echo "== sanitize-host: TSan (build-tsan/)"
 	@rm -rf build-tsan/reports; mkdir -p -m 1777 build-tsan/reports; st=; \
 	$(MAKE) --no-print-directory BUILD=build-tsan PROG=build-tsan/gpumerge NVCC= \
-	  CFLAGS="$(SAN_CFLAGS) -fsanitize=thread" build-tsan/gpumerge || exit 1; \
+	  CFLAGS="$(SAN_CFLAGS)" SANFLAGS="-fno-omit-frame-pointer -fsanitize=thread" \
+	  build-tsan/gpumerge || exit 1; \
 	$(MAKE) --no-print-directory NVCC= $(BUILD)/tests/test_cli $(BUILD)/tests/test_safety \
 	  || exit 1; \
 	r=; build-tsan/gpumerge --version >/dev/null 2>&1 || r="setarch $$(uname -m) -R"; \
@@ -201,7 +231,7 @@ sanitize-host: criterion
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS  = parse options pipeline keys
 FUZZ_CC      ?= clang
-FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+FUZZ_SANFLAGS = -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all
 FUZZ_BIN      = $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz_%)
 
@@ -220,11 +250,11 @@ clang-fuzzer:
 	fi
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/%.o $(BUILD)/cli/options.o $(CORE_OBJ) $(GPU_OBJ)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(LINK.gm) -fsanitize=fuzzer -o $@ $^ $(GM_LDLIBS) $(LDLIBS)
 
 fuzz: clang-fuzzer
-	@CFLAGS="$(FUZZ_CFLAGS)" $(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) \
-	  NVCC= $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) CFLAGS="$(SAN_CFLAGS)" \
+	  SANFLAGS="$(FUZZ_SANFLAGS)" NVCC= $(FUZZ_BIN)
 	@rm -rf build-fuzz/seeds build-fuzz/crashes; sh fuzz/seeds.sh build-fuzz/seeds; \
 	mkdir -p build-fuzz/crashes; fail=0; \
 	for t in $(FUZZ_TARGETS); do \
@@ -246,21 +276,21 @@ fuzz: clang-fuzzer
 
 $(BUILD)/bench/kernels.o: bench/kernels.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpu.o \
                        $(BUILD)/core/util.o $(BUILD)/core/pool.o
-	$(NVCC) $(NVFLAGS) -o $@ $^ -lpthread
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The benchmarks' input.
 $(BUILD)/bench/gen: bench/gen.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(COMPILE.gm) $(LDFLAGS) -o $@ $< $(GM_LDLIBS) $(LDLIBS)
 
 # The output floor: every way of writing N bytes into a file or a pipe (no core code).
 $(BUILD)/bench/iofloor: bench/iofloor.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+	$(COMPILE.gm) $(LDFLAGS) -o $@ $< $(GM_LDLIBS) $(LDLIBS)
 
 # The kernel benchmark runs where ./gpumerge can use a GPU; the end-to-end one always.
 bench: gpumerge $(BUILD)/bench/gen $(BUILD)/bench/iofloor
@@ -273,17 +303,45 @@ bench: gpumerge $(BUILD)/bench/gen $(BUILD)/bench/iofloor
 
 # ---------------------------------------------------------------- install
 
-COMPLETIONS = $(PREFIX)/share/bash-completion/completions
+# GNU's conventions: `install` keeps the binary's symbols, `install-strip` strips it.
+COMPLETIONS     = $(PREFIX)/share/bash-completion/completions
+INSTALL_PROGRAM = $(INSTALL) -m 755
+INSTALL_DATA    = $(INSTALL) -m 644
 
-install: $(PROG)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPLETIONS)
-	install -m 755 -s $(PROG) $(DESTDIR)$(PREFIX)/bin/gpumerge
-	install -m 644 man/gpumerge.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1
-	install -m 644 completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
+install: $(PROG) $(BUILD)/man/gpumerge.1
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS)
+	$(INSTALL_PROGRAM) $(PROG) $(DESTDIR)$(BINDIR)/gpumerge
+	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
+	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
+
+install-strip:
+	$(MAKE) --no-print-directory INSTALL_PROGRAM='$(INSTALL_PROGRAM) -s' install
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/gpumerge $(DESTDIR)$(PREFIX)/share/man/man1/gpumerge.1 \
+	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge
+
+# ---------------------------------------------------------------- dist
+
+# gpumerge-VERSION.tar.gz: the tracked files as they are in the working tree
+# (`git stash create` makes a commit of uncommitted changes without touching any
+# branch, the index or the files), under gpumerge-VERSION/.
+DIST = gpumerge-$(VERSION)
+dist:
+	@command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1 || \
+	  { echo "make dist: needs git and the repository"; exit 1; }
+	@tree=$$(git stash create) && git archive --format=tar.gz --prefix=$(DIST)/ \
+	  -o $(DIST).tar.gz $${tree:-HEAD} && echo "wrote $(DIST).tar.gz"
+
+# The tarball unpacked in a temporary folder, built and tested there (with this
+# make's NVCC: `make NVCC= distcheck` for a CPU-only build).
+distcheck: dist
+	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/gpumerge-distcheck.XXXXXX") && trap 'rm -rf "$$d"' EXIT && \
+	tar -xzf $(DIST).tar.gz -C "$$d" && \
+	$(MAKE) --no-print-directory -C "$$d/$(DIST)" NVCC=$(NVCC) test && \
+	echo "distcheck: $(DIST).tar.gz builds and passes its tests from a clean unpack"
+
+check: test
 
 clean:
 	rm -rf $(BUILD) gpumerge build-asan build-tsan build-fuzz

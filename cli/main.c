@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../core/gm.h"
@@ -38,6 +39,15 @@ static void print_message(void *ctx, gm_message kind, const char *text)
     fprintf(stderr, "gpumerge: %s\n", text);
 }
 
+/* Writes "gpumerge: MESSAGE" and end to standard error, the message's NUL bytes
+ * included (a line shown as sort shows it). */
+static void print_status(const gm_status *st, int end)
+{
+    fputs("gpumerge: ", stderr);
+    fwrite(st->msg, 1, st->len ? st->len : strlen(st->msg), stderr);
+    fputc(end, stderr);
+}
+
 /* Maps a run's status to an exit code, printing its message where there is one
  * to print (none for a closed pipe, none for -C's disorder). */
 static int report(int rc, const gm_status *st, const gm_config *cfg)
@@ -50,12 +60,12 @@ static int report(int rc, const gm_status *st, const gm_config *cfg)
         return EXIT_OK;
     case GM_DISORDER: /* ended as sort ends it: with the lines' terminator */
         if (!cfg->check_quiet)
-            fprintf(stderr, "gpumerge: %s%c", st->msg, cfg->zero_terminated ? '\0' : '\n');
+            print_status(st, cfg->zero_terminated ? '\0' : '\n');
         return EXIT_DISORDER;
     case GM_EPIPE:
         return EXIT_TROUBLE; /* the reader went away: nothing to say */
     default:
-        fprintf(stderr, "gpumerge: %s\n", st->msg);
+        print_status(st, '\n');
         return EXIT_TROUBLE;
     }
 }
@@ -66,7 +76,7 @@ static int check_each(const gm_cli *cli)
     int status = EXIT_OK;
     gm_config cfg = cli->config;
     for (int i = 0; i < cli->nfiles; i++) {
-        gm_status st = { GM_OK, "" };
+        gm_status st = { GM_OK, "", 0 };
         cfg.last = i == cli->nfiles - 1;
         int code = report(gm_run(GM_OP_CHECK, &cfg, &cli->files[i], 1, &st), &st, &cfg);
         if (code == EXIT_TROUBLE)
@@ -83,7 +93,7 @@ static int check_each(const gm_cli *cli)
 int main(int argc, char **argv)
 {
     double started = gm_now(); /* -v's total counts from here */
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     gm_cli cli;
     int code;
     if (gm_cli_parse(argc, argv, &cli, &st) != GM_OK) {

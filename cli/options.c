@@ -121,6 +121,7 @@ void gm_cli_usage(FILE *to)
           "  sort    sort the concatenation of the inputs (like sort -n)\n"
           "  check   check each input and report the first disorder in each\n"
           "          (like sort -c -n, which takes one input)\n"
+          "  help    display this help and exit (as --help)\n"
           "Options may come before or after the subcommand.\n"
           "\n"
           "With no FILE, or when FILE is -, read standard input. Lines are ordered by\n"
@@ -719,12 +720,17 @@ static int read_files0(gm_cli *cli, const char *from, gm_status *st)
     return GM_OK;
 }
 
-/* An operand: the first one before any "--" may be the subcommand. */
+/* An operand: the first one before any "--" may be the subcommand, or "help",
+ * which is --help. */
 static void operand(gm_cli *cli, char *arg, int may_be_command)
 {
-    static const char *const commands[] = { "merge", "sort", "check" };
+    static const char *const commands[] = { "merge", "sort", "check", "help" };
     if (may_be_command && !cli->have_op && cli->nfiles == 0) {
-        int c = pick(arg, commands, 3);
+        int c = pick(arg, commands, 4);
+        if (c == 3) {
+            cli->show_help = 1;
+            return;
+        }
         if (c >= 0) {
             cli->op = (gm_op)(GM_OP_MERGE + c);
             cli->have_op = 1;
@@ -798,6 +804,19 @@ static int finish(gm_cli *cli, parse_state *ps, gm_status *st)
     return GM_OK;
 }
 
+/* With POSIXLY_CORRECT, options end at the first file operand (getopt's rule,
+ * which sort follows); sort still takes "-oFILE", or "-o" with a word after it,
+ * there unless it checks. A subcommand is not a file: options go on after it. */
+static int posix_options_end(int argc, char **argv, int i, const gm_cli *cli,
+                             const parse_state *ps)
+{
+    const char *a = argv[i];
+    if (cli->nfiles == 0)
+        return 0;
+    int checks = ps->check || (cli->have_op && cli->op == GM_OP_CHECK);
+    return checks || !(a[0] == '-' && a[1] == 'o' && (a[2] || i + 1 < argc));
+}
+
 int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
 {
     memset(cli, 0, sizeof *cli);
@@ -808,10 +827,15 @@ int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
     if (!cli->files)
         return gm_fail(st, GM_ENOMEM, "out of memory");
     int only_operands = 0;
+    const int posix = getenv("POSIXLY_CORRECT") != NULL;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
+        if (posix && !only_operands && posix_options_end(argc, argv, i, cli, &ps))
+            only_operands = 1;
         if (only_operands || a[0] != '-' || a[1] == '\0') {
             operand(cli, a, !only_operands);
+            if (cli->show_help)
+                return GM_OK;
             continue;
         }
         if (strcmp(a, "--") == 0) {

@@ -1,8 +1,10 @@
 /*
- * version.c - gpumerge's --version text: the version and the engine this binary
- * was built with. The Makefile compiles this one file with GM_BUILD_ENGINE set
- * to the build's description ("CPU only", or the CUDA release and the GPU
- * architectures embedded), and rebuilds it whenever that description changes.
+ * version.c - gpumerge's --version text, in the shape of coreutils' version_etc:
+ * the name and version, the engine this binary was built with, the copyright,
+ * the licence and the warranty lines. The Makefile compiles this one file with
+ * GM_BUILD_ENGINE set to the build's description ("CPU only", or the CUDA release
+ * and the GPU architectures embedded) and GM_VERSION from the VERSION file, and
+ * rebuilds it whenever either changes.
  */
 #include "options.h"
 
@@ -12,5 +14,12 @@
 
 void gm_cli_version(FILE *to)
 {
-    fprintf(to, "gpumerge %s\nengine: %s\n", GM_VERSION, GM_BUILD_ENGINE);
+    fprintf(to,
+            "gpumerge %s\n"
+            "engine: %s\n"
+            "Copyright (C) 2026 the gpumerge authors.\n"
+            "License MIT: <https://opensource.org/licenses/MIT>.\n"
+            "This is free software: you are free to change and redistribute it.\n"
+            "There is NO WARRANTY, to the extent permitted by law.\n",
+            GM_VERSION, GM_BUILD_ENGINE);
 }

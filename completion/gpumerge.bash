@@ -1,7 +1,7 @@
 # gpumerge.bash - bash completion for gpumerge: the subcommands (merge, sort,
-# check) as the first word, the long and short options (sort's and gpumerge's),
-# the values of --device, --kernel, --check and --sort, directories after -T,
-# and file names elsewhere. Installed by `make install` as
+# check, help) as the first operand, the long and short options (sort's and
+# gpumerge's), the values of --device, --kernel, --check and --sort, directories
+# after -T, and file names elsewhere. Installed by `make install` as
 # share/bash-completion/completions/gpumerge; or source it from ~/.bashrc.
 
 _gpumerge()
@@ -20,11 +20,13 @@ _gpumerge()
     fi
 
     local longs="--check --check=quiet --check=silent --check=diagnose-first --merge
-        --numeric-sort --output= --reverse --stable --unique --ignore-leading-blanks
-        --ignore-case --sort=numeric --buffer-size= --temporary-directory= --batch-size=
-        --parallel= --zero-terminated --files0-from= --verbose --progress --device=
-        --kernel= --threads= --help --version"
-    local shorts="-b -c -C -f -m -n -o -r -s -S -T -u -v -z"
+        --numeric-sort --general-numeric-sort --human-numeric-sort --key= --field-separator=
+        --output= --reverse --stable --unique --ignore-leading-blanks --ignore-case --sort=
+        --buffer-size= --temporary-directory= --batch-size= --parallel= --zero-terminated
+        --files0-from= --strict --verbose --progress --device= --kernel= --threads= --help
+        --version"
+    local shorts="-b -c -C -f -g -h -k -m -n -o -r -s -S -t -T -u -v -z"
+    local sorts="numeric general-numeric human-numeric"
 
     # A value given as --option=VALUE
     case $cur in
@@ -38,7 +40,7 @@ _gpumerge()
         COMPREPLY=($(compgen -P --check= -W "quiet silent diagnose-first" -- "${cur#--check=}"))
         return ;;
     --sort=*)
-        COMPREPLY=($(compgen -P --sort= -W "numeric" -- "${cur#--sort=}"))
+        COMPREPLY=($(compgen -P --sort= -W "$sorts" -- "${cur#--sort=}"))
         return ;;
     --temporary-directory=*)
         compopt -o filenames 2>/dev/null
@@ -48,7 +50,8 @@ _gpumerge()
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -f -- "${cur#*=}"))
         return ;;
-    --buffer-size=* | --batch-size=* | --parallel=* | --threads=*)
+    --buffer-size=* | --batch-size=* | --parallel=* | --threads=* | --key=* | \
+        --field-separator=*)
         return ;;
     esac
 
@@ -66,7 +69,7 @@ _gpumerge()
             return
         fi ;;
     --sort)
-        COMPREPLY=($(compgen -W "numeric" -- "$cur"))
+        COMPREPLY=($(compgen -W "$sorts" -- "$cur"))
         return ;;
     -T | --temporary-directory)
         compopt -o filenames 2>/dev/null
@@ -76,7 +79,8 @@ _gpumerge()
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
-    -S | --buffer-size | --batch-size | --parallel | --threads)
+    -S | --buffer-size | --batch-size | --parallel | --threads | -k | --key | -t | \
+        --field-separator)
         return ;;
     esac
 
@@ -91,21 +95,42 @@ _gpumerge()
         return ;;
     esac
 
-    # The first operand may be a subcommand.
-    local i operands=0
+    # The first operand may be a subcommand: count the operands before this word,
+    # past the options' values (a next word, or "=" and a word where '=' breaks
+    # words, as in --device = gpu).
+    local i w operands=0 dashes=0
     for ((i = 1; i < cword; i++)); do
-        case ${COMP_WORDS[i]} in
-        -o | -S | -T | --output | --buffer-size | --temporary-directory | --batch-size | \
-            --parallel | --threads | --device | --kernel | --files0-from)
+        w=${COMP_WORDS[i]}
+        if [[ ${COMP_WORDS[i+1]} == = ]] && ((i + 1 < cword)); then
+            ((i += 2))
+            continue
+        fi
+        case $w in
+        --) # no subcommand after it
+            dashes=1
+            break ;;
+        --output | --buffer-size | --temporary-directory | --batch-size | --parallel | \
+            --threads | --device | --kernel | --files0-from | --key | --field-separator | \
+            --sort | --compress-program | --random-source)
             ((i++)) ;;
-        -*) ;;
+        --*) ;;
+        -?*) # a cluster: an option taking a value takes the rest, or the next word
+            w=${w#-}
+            while [[ -n $w ]]; do
+                case ${w:0:1} in
+                [koStT])
+                    [[ -z ${w:1} ]] && ((i++))
+                    break ;;
+                esac
+                w=${w:1}
+            done ;;
         *) operands=$((operands + 1)) ;;
         esac
     done
     compopt -o filenames 2>/dev/null
     COMPREPLY=($(compgen -f -- "$cur"))
-    if ((operands == 0)); then
-        COMPREPLY+=($(compgen -W "merge sort check" -- "$cur"))
+    if ((operands == 0 && !dashes)); then
+        COMPREPLY+=($(compgen -W "merge sort check help" -- "$cur"))
     fi
 }
 complete -F _gpumerge gpumerge

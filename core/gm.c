@@ -206,7 +206,13 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     }
     if (why) {
         gm_say(cfg, GM_MSG_VERBOSE, "path: records (%s)", why);
-        rc = gm_records_run(c, cfg, names, nnames, st);
+        int done = 0; /* --device=gpu without a usable GPU fails here too */
+        rc = cfg->device == GM_DEVICE_GPU ? gm_engine_prepare(cfg, 1, &done, st) : GM_OK;
+        if (!rc && cfg->device == GM_DEVICE_GPU)
+            gm_say(cfg, GM_MSG_VERBOSE, "device: cpu (the GPU sorts integer keys; records "
+                                        "are sorted on the CPU)");
+        if (!rc)
+            rc = gm_records_run(c, cfg, names, nnames, st);
     }
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */

@@ -21,7 +21,10 @@
 extern "C" {
 #endif
 
-#define GM_VERSION "1.0.0"
+/* The release: the one line of VERSION, which the Makefile passes as -DGM_VERSION. */
+#ifndef GM_VERSION
+#define GM_VERSION "unknown (built without the Makefile)"
+#endif
 
 /* What to do with the inputs. */
 typedef enum gm_op { GM_OP_MERGE, GM_OP_SORT, GM_OP_CHECK } gm_op;

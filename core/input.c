@@ -586,22 +586,29 @@ int gm_input_take_rest(gm_input *in, const gm_block *b, char **buf, size_t *len,
     int fail = 0;
     if (rd) {
         drain_reader(rd);
-        const struct slot *cur = rd->cur >= 0 ? &rd->s[rd->cur] : NULL;
-        const struct slot *next = &rd->s[rd->next];
+        const struct slot *cur = rd->cur >= 0 ? &rd->s[rd->cur] : NULL, *prev = NULL;
         if (b && b->len)
             fail |= append_bytes(buf, len, &cap, b->text, b->len);
-        if (cur)
+        if (cur) {
             fail |= append_bytes(buf, len, &cap, cur->buf + cur->len, cur->carry);
-        if (next->full && !next->err && !rd->ended && next != cur) {
-            size_t skip = cur ? cur->carry : 0; /* the carry copied to its front */
-            size_t n = next->len + next->carry;
+            prev = cur;
+        }
+        /* the slots filled ahead and not handed out, in order: each begins with
+         * the carry of the one before it */
+        for (int k = 0; k < 2 && !rd->ended && !(prev && prev->eof); k++) {
+            const struct slot *s = &rd->s[rd->next ^ k];
+            if (s == cur || !s->full)
+                break;
+            if (s->err) {
+                *st = rd->st;
+                free(*buf);
+                *buf = NULL;
+                return s->err;
+            }
+            size_t skip = prev ? prev->carry : 0, n = s->len + s->carry;
             if (n > skip)
-                fail |= append_bytes(buf, len, &cap, next->buf + skip, n - skip);
-        } else if (next->full && next->err && next != cur) {
-            *st = rd->st;
-            free(*buf);
-            *buf = NULL;
-            return next->err;
+                fail |= append_bytes(buf, len, &cap, s->buf + skip, n - skip);
+            prev = s;
         }
         if (rd->regular)
             lseek(in->fd, rd->start + rd->total, SEEK_SET);

@@ -42,10 +42,15 @@ static int disorder(struct msrc *m, const gm_keyspec *ks, size_t i, gm_code code
 {
     const gm_rec *r = &m->recs.r[i];
     size_t len = gm_rec_len(r, ks->eol);
-    int shown = len < sizeof st->msg ? (int)len : (int)sizeof st->msg;
-    return gm_fail(st, code, "%s:%lld: disorder: %.*s", m->src->shown,
-                   (long long)(m->line_base + (int64_t)i + 1), shown,
-                   (const char *)gm_rec_line(r));
+    gm_fail(st, code, "%s:%lld: disorder: ", m->src->shown,
+            (long long)(m->line_base + (int64_t)i + 1));
+    size_t at = strlen(st->msg), room = sizeof st->msg - 1 - at;
+    if (len > room)
+        len = room;
+    memcpy(st->msg + at, gm_rec_line(r), len);
+    st->msg[at + len] = '\0';
+    st->len = at + len;
+    return code;
 }
 
 /* Keeps a copy of the block's last line as m->prev. */

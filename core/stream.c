@@ -35,7 +35,9 @@ enum {
     MAX_BLOCK = 4 << 20,           /* a text block, per MERGE_CORES threads */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
-    FD_RESERVE = 8,                /* stdio, the output, a run being written, spare */
+    FD_SPARE = 4,                  /* descriptors kept free of inputs and runs: the
+                                    * output's two, a run being written, and one for
+                                    * a moment (an input's spooled copy) */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
     THREAD_SHARE = 8,              /* the threads' stacks take at most 1/this of the
                                     * budget, and the writer's buffers as much */
@@ -826,13 +828,12 @@ static int check_op(struct stream *s, gm_status *st)
 
 /* ------------------------------------------------------------------ entry */
 
-static int fd_limit(void)
+/* Whether fd is not a regular file: a pipe, socket or device, which is not
+ * closed before its turn (what it holds would be lost). */
+static int is_stream(int fd)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur > 1 << 20)
-        return 1 << 20;
-    return (int)rl.rlim_cur;
+    struct stat sb;
+    return fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
 }
 
 int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
@@ -865,8 +866,12 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
     if ((size_t)s.nthreads > most_threads)
         s.nthreads = most_threads > 1 ? (int)most_threads : 1;
     stats->threads = s.nthreads;
+    /* A merge pass holds its fan-in of inputs or runs open beside the spare;
+     * every other input and run is closed until its pass. */
     s.fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
+    int fds = gm_fd_room() - FD_SPARE;
+    if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && fds >= GM_GPU_START_FDS + 2)
+        fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
     if (s.fan_in > fds)
         s.fan_in = fds > 2 ? fds : 2;
     int k = nnames < s.fan_in ? nnames : s.fan_in;
@@ -899,8 +904,12 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
         }
     }
     /* Every input is opened before anything is written, so a missing one stops
-     * the run first; as many stay open as descriptors allow, the rest are opened
-     * again when their turn comes. */
+     * the run first. Those of a merge's first pass stay open (all of them when
+     * they are one pass, as an input that is the output needs), and as many of a
+     * sort's or a check's as descriptors allow (a sort reads them one at a time);
+     * the rest are closed and opened again by name when their turn comes, but
+     * for pipes and devices (streams), which would lose what they hold. */
+    int keep = op == GM_OP_MERGE ? s.fan_in : fds, streams = 0;
     int rc = GM_OK;
     uint64_t regular_bytes = 0; /* bounds the output, for -o's space check */
     s.total_bytes = 0;
@@ -923,10 +932,20 @@ int gm_stream_run(gm_op op, const gm_config *cfg, char *const *names, int nnames
             s.total_bytes = -1;
         else if (!s.drained[i])
             s.total_bytes += size;
-        if (i >= fds / 2 && strcmp(names[i], "-") != 0) {
-            gm_input_close(&s.ins[i]);
-            s.open[i] = 0;
+        if (i >= keep && s.ins[i].fd > STDIN_FILENO) {
+            if (is_stream(s.ins[i].fd))
+                streams++;
+            else
+                input_close(&s, i);
         }
+    }
+    if (streams > 0) {
+        /* They take their descriptors from every pass, and the first keeps fewer. */
+        s.fan_in = s.fan_in - streams > 2 ? s.fan_in - streams : 2;
+        int held = op == GM_OP_MERGE ? s.fan_in : fds - streams;
+        for (int i = held > 0 ? held : 0; i < keep && i < nnames; i++)
+            if (s.open[i] && s.ins[i].fd > STDIN_FILENO && !is_stream(s.ins[i].fd))
+                input_close(&s, i);
     }
     /* auto: CUDA's start-up begins now if the inputs' size makes the GPU a
      * candidate for the largest engine call (a pipe's sort asks again as it reads) */

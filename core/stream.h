@@ -16,8 +16,9 @@
  * that set the bound among them) are refilled with their next block. Output starts
  * with the first round, inputs that never end work, memory is a few blocks per
  * input. More inputs than the fan-in (--batch-size, default 16, and what
- * RLIMIT_NOFILE allows) are merged in batches into temporary runs first, as sort
- * -m does, and the runs are merged after.
+ * RLIMIT_NOFILE allows beside the descriptors open) are merged in batches into
+ * temporary runs first, as sort -m does, and the runs are merged after; only the
+ * inputs and runs of the pass being merged hold descriptors.
  *
  * sort: parsed keys fill a chunk as large as the budget allows; a full chunk is
  * sorted by the engine and written as a run; at the end the runs are merged k-way

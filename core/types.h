@@ -40,6 +40,8 @@ typedef enum gm_code {
 typedef struct gm_status {
     gm_code code;
     char msg[1024];
+    size_t len;   /* bytes of msg when it holds a NUL byte (a line's, as sort shows
+                     it); 0: msg ends at its first NUL */
 } gm_status;
 
 /* Sets st (code and printf-style message) and returns code. st may be NULL. */

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@ int gm_fail(gm_status *st, gm_code code, const char *fmt, ...)
         vsnprintf(st->msg, sizeof st->msg, fmt, ap);
         va_end(ap);
         st->code = code;
+        st->len = 0;
     }
     return code;
 }
@@ -191,6 +194,31 @@ void gm_fill_std_fds(void)
             close(got);
         }
     }
+}
+
+int gm_fd_room(void)
+{
+    struct rlimit rl;
+    int limit = 1 << 20;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)limit)
+        limit = (int)rl.rlim_cur;
+    /* open(2) takes the lowest free number and fails past the limit, so only the
+     * descriptors below it count; /proc lists them, else each number is asked. */
+    int used = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            int fd = atoi(e->d_name);
+            if (e->d_name[0] != '.' && fd != dirfd(d) && fd < limit)
+                used++;
+        }
+        closedir(d);
+    } else {
+        for (int fd = 0; fd < limit; fd++)
+            used += fcntl(fd, F_GETFD) >= 0;
+    }
+    return limit - used;
 }
 
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)

@@ -61,6 +61,10 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
  * closed must never name an input. */
 void gm_fill_std_fds(void);
 
+/* How many more descriptors open(2) may hand out now: RLIMIT_NOFILE (at most
+ * 2^20) less the descriptors open below it. */
+int gm_fd_room(void);
+
 /* Hands a printf-style message of this kind to cfg->message, when there is one and
  * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)

@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const gm_order orders[] = { GM_ORDER_NUMERIC, GM_ORDER_GENERAL, GM_ORDER_HUMAN,
                                        GM_ORDER_BYTES };
     gm_order order = orders[flags & 3];
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     if (flags & 8) {
         ks.tab = ',';
         static const char *const key[] = { "2,2n", "2,2g", "2,2h", "2,2" };
@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     arg[an] = '\0';
     gm_keyspec kk;
     gm_keyspec_init(&kk);
-    gm_status ps = { GM_OK, "" };
+    gm_status ps = { GM_OK, "", 0 };
     int rc = gm_keyspec_parse_key(&kk, arg, &ps);
     CHECK(rc == GM_OK ? kk.nkeys == 1 : (rc == GM_EUSAGE && ps.msg[0] && kk.nkeys == 0));
     free(arg);

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, argv, sizeof copy);
 
     gm_cli cli;
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     int rc = gm_cli_parse(argc, argv, &cli, &st);
     if (rc == GM_OK) {
         if (!cli.show_help && !cli.show_version) {

@@ -1,5 +1,6 @@
 /*
- * pipeline.c - libFuzzer target: the whole of gm_run (merge, sort, check; -r, -u;
+ * pipeline.c - libFuzzer target: the whole of gm_run under --strict (merge, sort,
+ * check; -r, -u;
  * one or two threads; -o to a new file, onto an input, through a dangling link,
  * over an old file) on random files, in process, against:
  *   - the line-at-a-time reference of reference.h, sorted with qsort: the output
@@ -223,8 +224,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.unique = unique;
     cfg.threads = (flags & 4) ? 2 : 1;
     cfg.device = GM_DEVICE_CPU;
+    cfg.strict = 1; /* the reference reads integers (test_lines: lines against sort) */
     cfg.output = output;
-    gm_status st = { GM_OK, "" };
+    gm_status st = { GM_OK, "", 0 };
     int rc = gm_run(op, &cfg, names, nfiles, &st);
 
     CHECK(rc == (int)want_rc);

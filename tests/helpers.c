@@ -147,7 +147,7 @@ void write_keys(const char *path, const int64_t *keys, int64_t n)
 
 cmd_result run_sh(const char *dir, const char *cmd)
 {
-    cmd_result r = { 0, NULL, 0, NULL };
+    cmd_result r = { 0, NULL, 0, NULL, 0 };
     char *tmp = scratch_dir();
     char *out = path_in(tmp, "out"), *err = path_in(tmp, "err"), *full;
     if (asprintf(&full, "%s%s%s(%s) >'%s' 2>'%s'", dir ? "cd '" : "", dir ? dir : "",
@@ -156,7 +156,7 @@ cmd_result run_sh(const char *dir, const char *cmd)
     int st = system(full);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r.out = read_file(out, &r.out_len);
-    r.err = read_file(err, NULL);
+    r.err = read_file(err, &r.err_len);
     unlink(out);
     unlink(err);
     rmdir(tmp);

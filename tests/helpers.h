@@ -47,6 +47,7 @@ typedef struct {
     char *out;      /* standard output */
     size_t out_len;
     char *err;      /* standard error */
+    size_t err_len; /* its bytes, NULs within included */
 } cmd_result;
 
 /* Runs `sh -c cmd` in dir (NULL: current) with stdout and stderr captured. */

@@ -10,8 +10,10 @@
 # The sort's text path (cuda/text.cu: the parse and format kernels) runs in every
 # sort above, files being its input, and on its own below: blanks, signs, leading
 # zeros, CRLF, blank lines, a last line without its newline, int64 keys, -z, -r,
-# -u, its copies forced into small pieces, and a declined line (the run then
-# takes the CPU's path and exits 2 with the line's message).
+# -u, its copies forced into small pieces (under --strict, which takes those
+# forms), the same lines outside --strict (the device declines them and the
+# records path sorts them, as sort -n does), and a declined line under --strict
+# (the run then takes the CPU's path and exits 2 with the line's message).
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
 #        env: GPUMERGE, GPUMERGE_FORCED (the binaries), SAN_SEED,
@@ -138,23 +140,38 @@ for tool in "${tools[@]}"; do
         [ "$zr" = -z ] && f=$dir/tz
         rm -f "$dir/out"
         if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
-            $GF --text-chunk=4096 sort $zr --device=gpu -o "$dir/out" $f \
+            $GF --text-chunk=4096 sort --strict $zr --device=gpu -o "$dir/out" $f \
             2>"$dir/err"; then
             echo "FAIL: $tool: text path sort $zr"
             tail -n 20 "$dir/log" "$dir/err"
             fail=1
             continue
         fi
-        if ! $G sort $zr --device=cpu $f | cmp -s - "$dir/out"; then
+        if ! $G sort --strict $zr --device=cpu $f | cmp -s - "$dir/out"; then
             echo "WRONG: text path sort $zr"
             wrong=$((wrong + 1))
             fail=1
         fi
         trun=$((trun + 1))
     done
+    # outside --strict the device declines the messy lines, and the records path
+    # sorts them as sort does
+    if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+        $GF --text-chunk=4096 sort --device=gpu -o "$dir/out" "$dir/t" "$dir/t2" \
+        2>"$dir/err"; then
+        echo "FAIL: $tool: text path, lines declined to the records path"
+        tail -n 20 "$dir/log" "$dir/err"
+        fail=1
+    elif ! sort -n "$dir/t" "$dir/t2" | cmp -s - "$dir/out"; then
+        echo "WRONG: text path, lines declined to the records path"
+        wrong=$((wrong + 1))
+        fail=1
+    else
+        trun=$((trun + 1))
+    fi
     st=0
     "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 10 --log-file "$dir/log" \
-        $G sort --device=gpu -o "$dir/out" "$dir/t" "$dir/tbad" 2>"$dir/err" || st=$?
+        $G sort --strict --device=gpu -o "$dir/out" "$dir/t" "$dir/tbad" 2>"$dir/err" || st=$?
     if [ $st != 2 ] || ! grep -q "tbad:3: not an integer: 'x1'" "$dir/err"; then
         echo "FAIL: $tool: text path, declined line: exit $st"
         tail -n 20 "$dir/log" "$dir/err"

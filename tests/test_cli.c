@@ -547,9 +547,9 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
         char *gpu_cmd, *cpu_cmd;
-        if (asprintf(&gpu_cmd, "\"$GPUMERGE\" sort -v --device=gpu %s %s", cases[i][1],
-                     cases[i][0]) < 0 ||
-            asprintf(&cpu_cmd, "\"$GPUMERGE\" sort --device=cpu %s %s", cases[i][1],
+        if (asprintf(&gpu_cmd, "\"$GPUMERGE\" sort --strict -v --device=gpu %s %s",
+                     cases[i][1], cases[i][0]) < 0 ||
+            asprintf(&cpu_cmd, "\"$GPUMERGE\" sort --strict --device=cpu %s %s", cases[i][1],
                      cases[i][0]) < 0)
             abort();
         cmd_result g = run_sh(dir, gpu_cmd), want = run_sh(dir, cpu_cmd);
@@ -564,10 +564,12 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
         free(gpu_cmd), free(cpu_cmd);
     }
     /* standard input that is a pipe: read whole, then the text path */
-    const char *piped[][2] = { { "cat a | \"$GPUMERGE\" sort -v --device=gpu c - b",
-                                 "cat a | \"$GPUMERGE\" sort --device=cpu c - b" },
-                               { "cat e | \"$GPUMERGE\" sort -v --device=gpu -z -r -",
-                                 "cat e | \"$GPUMERGE\" sort --device=cpu -z -r -" } };
+    const char *piped[][2] = {
+        { "cat a | \"$GPUMERGE\" sort --strict -v --device=gpu c - b",
+          "cat a | \"$GPUMERGE\" sort --strict --device=cpu c - b" },
+        { "cat e | \"$GPUMERGE\" sort --strict -v --device=gpu -z -r -",
+          "cat e | \"$GPUMERGE\" sort --strict --device=cpu -z -r -" },
+    };
     for (int i = 0; i < 2; i++) {
         cmd_result g = run_sh(dir, piped[i][0]), want = run_sh(dir, piped[i][1]);
         cr_assert_eq(g.status, 0, "%s: %s", piped[i][0], g.err);
@@ -598,7 +600,7 @@ Test(cli, gpu_text_path_bad_line_is_the_cpus_message)
     const char *devices[] = { "cpu", "gpu" };
     for (int i = 0; i < 2; i++) {
         char *cmd;
-        if (asprintf(&cmd, "\"$GPUMERGE\" sort --device=%s a b -o out", devices[i]) < 0)
+        if (asprintf(&cmd, "\"$GPUMERGE\" sort --strict --device=%s a b -o out", devices[i]) < 0)
             abort();
         cmd_result r = run_sh(dir, cmd);
         assert_result(&r, 2, "", "gpumerge: b:4: not an integer: '12abc'\n");
@@ -608,11 +610,17 @@ Test(cli, gpu_text_path_bad_line_is_the_cpus_message)
         cmd_free(&r);
     }
     /* through a pipe: the bytes the text path read go back to the CPU's path */
-    assert_fails_keeping(dir, "cat b | \"$GPUMERGE\" sort --device=gpu a - -o out",
+    assert_fails_keeping(dir, "cat b | \"$GPUMERGE\" sort --strict --device=gpu a - -o out",
                          "gpumerge: -:4: not an integer: '12abc'\n", out);
     write_text(b, "3\n99999999999999999999\n");
-    cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu b a -o out");
+    cmd_result r = run_sh(dir, "\"$GPUMERGE\" sort --strict --device=gpu b a -o out");
     assert_result(&r, 2, "", "gpumerge: b:2: out of range: '99999999999999999999'\n");
+    cmd_free(&r);
+    /* outside --strict those lines are sort's: the device declines them, and the
+     * records path writes what sort -n writes */
+    r = run_sh(dir, "LC_ALL=C sort -n b a > sort.out; \"$GPUMERGE\" sort --device=gpu b a "
+                    "| cmp - sort.out");
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     cmd_free(&r);
     free(out), free(a), free(b), free(dir);
 }

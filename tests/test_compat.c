@@ -1,14 +1,15 @@
 /*
  * test_compat.c - gpumerge in sort's place: the command line parsed as GNU sort
  * parses it (gm_cli_parse called directly, to see what reaches gm_config), the
- * compatibility cases of testdata/compat (coreutils' own sort tests with integer
+ * compatibility cases of testdata/compat (coreutils' own sort tests that gpumerge
+ * can run: numeric orders, keys, fields, -z, check and merge on their original
  * inputs) checked against both their expected bytes and LC_ALL=C sort, random
  * inputs through the sort-style invocation compared byte for byte with sort
  * (-n, -m, -c, -C, -u, -r), every refusal and usage error with its message and
  * status (compared with sort's where sort has the option), --files0-from, option
- * order around the subcommand, check over several files, and the first hour:
- * --version's engine, the bash completion, make install and uninstall, and
- * bench/e2e.sh leaving nothing in its scratch folder.
+ * order around the subcommand, `gpumerge help`, POSIXLY_CORRECT, check over
+ * several files, and bench/e2e.sh leaving nothing in its scratch folder
+ * (tests/test_package.c has the build, --version and the installation).
  *
  * $GPUMERGE names the binary, $TESTDATA the golden cases (its parent is the
  * source tree).
@@ -68,17 +69,17 @@ static cmd_result sort_sh(const char *dir, const char *args)
 }
 
 /* sort's standard error as gpumerge words it: "sort:" and "Try 'sort --help'"
- * renamed. malloc'd. */
-static char *as_ours(const char *err)
+ * renamed; n bytes in, NULs within kept, *out_len (when not NULL) bytes out.
+ * malloc'd and NUL-terminated. */
+static char *as_ours_n(const char *err, size_t n, size_t *out_len)
 {
-    size_t n = strlen(err);
     char *out = malloc(2 * n + 1), *o = out;
-    for (const char *p = err; *p;) {
+    for (const char *p = err, *end = err + n; p < end;) {
         int line_start = p == err || p[-1] == '\n';
-        if (line_start && strncmp(p, "sort: ", 6) == 0) {
+        if (line_start && end - p >= 6 && memcmp(p, "sort: ", 6) == 0) {
             o = stpcpy(o, "gpumerge: ");
             p += 6;
-        } else if (strncmp(p, "Try 'sort --help'", 17) == 0) {
+        } else if (end - p >= 17 && memcmp(p, "Try 'sort --help'", 17) == 0) {
             o = stpcpy(o, "Try 'gpumerge --help'");
             p += 17;
         } else {
@@ -86,7 +87,14 @@ static char *as_ours(const char *err)
         }
     }
     *o = '\0';
+    if (out_len)
+        *out_len = (size_t)(o - out);
     return out;
+}
+
+static char *as_ours(const char *err)
+{
+    return as_ours_n(err, strlen(err), NULL);
 }
 
 static void assert_result(cmd_result *r, int status, const char *out, const char *err,
@@ -257,10 +265,12 @@ Test(compat, parse_values_reach_the_config)
 
 /* ---------------------------------------------------------------- golden */
 
-static char *read_or_null(const char *dir, const char *name)
+/* The file's bytes (NUL-terminated; *len counts them, NULs within included), or
+ * NULL where it is absent. */
+static char *read_or_null(const char *dir, const char *name, size_t *len)
 {
     char *p = path_in(dir, name);
-    char *text = read_file(p, NULL);
+    char *text = read_file(p, len);
     free(p);
     return text;
 }
@@ -276,14 +286,17 @@ Test(compat, coreutils_cases, .timeout = 120)
         if (e->d_name[0] == '.' || strcmp(e->d_name, "README") == 0)
             continue;
         char *src = path_in(cases, e->d_name);
-        char *args = read_or_null(src, "cmd"), *want = read_or_null(src, "expected");
-        char *want_err = read_or_null(src, "expected.err"), *status = read_or_null(src, "status");
-        char *differs = read_or_null(src, "differs");
+        size_t want_len = 0;
+        char *args = read_or_null(src, "cmd", NULL), *want = read_or_null(src, "expected", &want_len);
+        size_t want_err_len = 0;
+        char *want_err = read_or_null(src, "expected.err", &want_err_len);
+        char *status = read_or_null(src, "status", NULL), *differs = read_or_null(src, "differs", NULL);
         cr_assert_not_null(args, "%s: no cmd", e->d_name);
         cr_assert_not_null(want, "%s: no expected", e->d_name);
         args[strcspn(args, "\n")] = '\0';
         int want_status = status ? atoi(status) : 0;
         const char *err = want_err ? want_err : "";
+        size_t err_len = want_err ? want_err_len : 0;
 
         /* each program in its own fresh copy: some cases write files */
         for (int prog = 0; prog < 2; prog++) {
@@ -297,12 +310,19 @@ Test(compat, coreutils_cases, .timeout = 120)
             const char *who = prog == 0 ? "gpumerge" : "sort";
             cr_expect_eq(r.status, want_status, "%s: %s exits %d, want %d (%s)", e->d_name, who,
                          r.status, want_status, r.err);
-            cr_expect_eq(r.out_len, strlen(want), "%s: %s wrote %zu bytes, want %zu", e->d_name,
-                         who, r.out_len, strlen(want));
-            cr_expect_str_eq(r.out, want, "%s: %s: standard output", e->d_name, who);
+            /* -z cases write NULs: compare bytes, not strings */
+            cr_expect_eq(r.out_len, want_len, "%s: %s wrote %zu bytes, want %zu", e->d_name,
+                         who, r.out_len, want_len);
+            cr_expect(r.out_len == want_len && memcmp(r.out, want, want_len) == 0,
+                      "%s: %s: standard output:\n%.600s\nwant:\n%.600s", e->d_name, who, r.out, want);
             if (prog == 0 || !differs) {
-                char *theirs = prog == 0 ? strdup(r.err) : as_ours(r.err);
-                cr_expect_str_eq(theirs, err, "%s: %s: standard error", e->d_name, who);
+                /* compared as bytes: a message may show a line's NULs */
+                size_t got_len = r.err_len;
+                char *theirs = prog == 0 ? memcpy(malloc(r.err_len + 1), r.err, r.err_len + 1)
+                                         : as_ours_n(r.err, r.err_len, &got_len);
+                cr_expect(got_len == err_len && memcmp(theirs, err, err_len) == 0,
+                          "%s: %s: standard error (%zu bytes, want %zu):\n%s\nwant:\n%s",
+                          e->d_name, who, got_len, err_len, theirs, err);
                 free(theirs);
             }
             cmd_free(&r);
@@ -317,7 +337,7 @@ Test(compat, coreutils_cases, .timeout = 120)
         count++;
     }
     closedir(d);
-    cr_assert_geq(count, 30, "only %d compatibility cases in %s", count, cases);
+    cr_assert_geq(count, 200, "only %d compatibility cases in %s", count, cases);
     free(cases);
 }
 
@@ -672,6 +692,78 @@ Test(compat, options_before_or_after_the_subcommand)
     free(q), free(p), free(dir);
 }
 
+/* `gpumerge help` is --help; a file named help is ./help, or follows a subcommand
+ * or "--". */
+Test(compat, help_subcommand)
+{
+    char *dir = scratch_dir();
+    cmd_result want = gm(dir, "--help");
+    cr_assert_eq(want.status, 0);
+    static const char *const helps[] = { "help", "-r help", "help -r", "help nothere",
+                                         "help --frobnicate" };
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        cmd_result r = gm(dir, helps[i]);
+        assert_result(&r, 0, want.out, "", helps[i]);
+        cmd_free(&r);
+    }
+    cmd_free(&want);
+    char *p = path_in(dir, "help");
+    write_text(p, "2\n1\n");
+    static const char *const files[] = { "./help", "sort help", "-- help", "merge -r help help" };
+    static const char *const outs[] = { "1\n2\n", "1\n2\n", "1\n2\n", "2\n2\n1\n1\n" };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        cmd_result r = gm(dir, files[i]);
+        assert_result(&r, 0, outs[i], "", files[i]);
+        cmd_free(&r);
+    }
+    /* an error before "help" is still the error */
+    cmd_result r = gm(dir, "-S 0x help");
+    cr_assert_eq(r.status, 2, "-S 0x help: %s", r.err);
+    cmd_free(&r);
+    free(p), free(dir);
+}
+
+/* With POSIXLY_CORRECT options end at the first file operand, as sort's do:
+ * what follows is read as files, but for sort's "-o FILE" and "-oFILE" where
+ * it does not check. A subcommand is not a file operand. */
+Test(compat, posixly_correct_ends_options_at_the_first_file)
+{
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "a");
+    write_text(p, "3\n1\n2\n");
+    static const char *const cmds[] = {
+        "-n a -r", "-n a -u -r", "a -", "-- a -r", "-r a -o out -u", "-r a -oout -u",
+        "-c a -o out", "-C a -r", "-m a -o", "a -k2", "-n a -S 1M",
+    };
+    cr_assert_eq(setenv("POSIXLY_CORRECT", "1", 1), 0);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        same_as_sort(dir, cmds[i], cmds[i]);
+    cmd_result r = gm(dir, "-n a -o out && cat out");
+    assert_result(&r, 0, "1\n2\n3\n", "", "-n a -o out, then out");
+    cmd_free(&r);
+    r = gm(dir, "sort -r a");
+    assert_result(&r, 0, "3\n2\n1\n", "", "options after a subcommand");
+    cmd_free(&r);
+    gm_cli cli;
+    gm_status st;
+    cr_assert_eq(parse("-n a -r -u -oout", &cli, &st), GM_OK, "%s", st.msg);
+    cr_expect_eq(cli.nfiles, 4, "-n a -r -u -oout: %d files", cli.nfiles);
+    cr_expect_eq(cli.config.reverse, 0);
+    cr_expect_eq(cli.config.output, NULL);
+    gm_cli_free(&cli);
+    cr_assert_eq(parse("check -u a -o b", &cli, &st), GM_OK, "%s", st.msg);
+    cr_expect_eq(cli.nfiles, 3, "check's -o after a file is a file");
+    gm_cli_free(&cli);
+    /* without it, GNU's order: options anywhere */
+    cr_assert_eq(unsetenv("POSIXLY_CORRECT"), 0);
+    same_as_sort(dir, "-n a -r", "-n a -r");
+    cr_assert_eq(parse("-n a -r", &cli, &st), GM_OK, "%s", st.msg);
+    cr_expect_eq(cli.nfiles, 1);
+    cr_expect_eq(cli.config.reverse, 1);
+    gm_cli_free(&cli);
+    free(p), free(dir);
+}
+
 Test(compat, check_reports_each_file)
 {
     char *dir = scratch_dir();
@@ -710,133 +802,6 @@ Test(compat, check_reports_each_file)
 }
 
 /* ---------------------------------------------------------------- first hour */
-
-Test(compat, version_names_the_engine)
-{
-    cmd_result r = gm(NULL, "--version");
-    cr_assert_eq(r.status, 0);
-    cr_assert(strncmp(r.out, "gpumerge ", 9) == 0, "%s", r.out);
-    char *engine = strstr(r.out, "\nengine: ");
-    cr_assert_not_null(engine, "no engine line: %s", r.out);
-    engine += 9;
-    cr_assert(strncmp(engine, "CPU only (built without nvcc)\n", 30) == 0 ||
-                  (strncmp(engine, "CUDA ", 5) == 0 && strstr(engine, "sm_") != NULL),
-              "engine: %s", engine);
-    cmd_free(&r);
-    r = gm(NULL, "--help");
-    cr_assert_eq(r.status, 0);
-    static const char *const mentioned[] = { "--files0-from=F", "-C, --check=quiet", "--parallel=N",
-                                             "--batch-size=NMERGE", "-S, --buffer-size=SIZE",
-                                             "-T, --temporary-directory=DIR", "-z, --zero-terminated",
-                                             "--progress", "Refused (exit 2)", "check each input" };
-    for (size_t i = 0; i < sizeof mentioned / sizeof mentioned[0]; i++)
-        cr_expect(strstr(r.out, mentioned[i]) != NULL, "--help lacks %s", mentioned[i]);
-    cmd_free(&r);
-}
-
-/* Runs the completion function on the words given; returns its replies, one a line. */
-static char *complete(const char *root, const char *dir, const char *words)
-{
-    char *cmd;
-    if (asprintf(&cmd,
-                 "bash -c 'source \"%s/completion/gpumerge.bash\" || exit 3; "
-                 "COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _gpumerge; "
-                 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | LC_ALL=C sort'",
-                 root, words) < 0)
-        abort();
-    cmd_result r = run_sh(dir, cmd);
-    cr_assert_eq(r.status, 0, "completion of %s: %s", words, r.err);
-    free(cmd);
-    free(r.err);
-    return r.out;
-}
-
-Test(compat, bash_completion)
-{
-    if (system("command -v bash >/dev/null") != 0)
-        cr_skip_test("no bash here");
-    char *root = source_root(), *dir = scratch_dir();
-    char *p = path_in(dir, "numbers.txt");
-    write_text(p, "1\n");
-    char *q = path_in(dir, "nested");
-    mkdir(q, 0755);
-    static const struct {
-        const char *words, *want;
-    } cases[] = {
-        { "gpumerge \"\"", "check\nmerge\nnested\nnumbers.txt\nsort\n" },
-        { "gpumerge me", "merge\n" },
-        { "gpumerge sort nu", "numbers.txt\n" },
-        { "gpumerge sort \"\"", "nested\nnumbers.txt\n" },
-        { "gpumerge --dev", "--device=\n" },
-        { "gpumerge --device \"\"", "auto\ncpu\ngpu\n" },
-        { "gpumerge --device = g", "gpu\n" },
-        { "gpumerge --device=c", "--device=cpu\n" },
-        { "gpumerge --kernel = \"\"", "auto\nbasic\ncircular\ntiled\n" },
-        { "gpumerge --check = q", "quiet\n" },
-        { "gpumerge --files0", "--files0-from=\n" },
-        { "gpumerge -T \"\"", "nested\n" },
-        { "gpumerge -o n", "nested\nnumbers.txt\n" },
-        { "gpumerge -o out \"\"", "check\nmerge\nnested\nnumbers.txt\nsort\n" },
-        { "gpumerge --pa", "--parallel=\n" },
-        { "gpumerge --zero", "--zero-terminated\n" },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *got = complete(root, dir, cases[i].words);
-        cr_expect_str_eq(got, cases[i].want, "completing %s", cases[i].words);
-        free(got);
-    }
-    free(q), free(p), free(root), free(dir);
-}
-
-Test(compat, install_and_uninstall, .timeout = 120)
-{
-    if (system("command -v make >/dev/null") != 0)
-        cr_skip_test("no make here");
-    char *root = source_root(), *dest = scratch_dir(), *cmd;
-    /* PROG and -o: install the binary under test as it is */
-    if (asprintf(&cmd, "env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C '%s' PROG='%s' "
-                       "-o '%s' install DESTDIR='%s' PREFIX=/usr",
-                 root, gpumerge_path(), gpumerge_path(), dest) < 0)
-        abort();
-    cmd_result r = run_sh(NULL, cmd);
-    cr_assert_eq(r.status, 0, "make install: %s%s", r.out, r.err);
-    cmd_free(&r);
-    free(cmd);
-    static const char *const files[] = { "usr/bin/gpumerge", "usr/share/man/man1/gpumerge.1",
-                                         "usr/share/bash-completion/completions/gpumerge" };
-    for (int i = 0; i < 3; i++) {
-        char *f = path_in(dest, files[i]);
-        cr_expect_eq(access(f, R_OK), 0, "make install did not install %s", files[i]);
-        free(f);
-    }
-    char *bin = path_in(dest, files[0]);
-    if (asprintf(&cmd, "readelf -S '%s' | grep -c '\\.debug_info\\|\\.symtab'", bin) < 0)
-        abort();
-    r = run_sh(NULL, cmd);
-    cr_expect_str_eq(r.out, "0\n", "the installed binary is not stripped");
-    cmd_free(&r);
-    free(cmd);
-    if (asprintf(&cmd, "'%s' --version < /dev/null", bin) < 0)
-        abort();
-    r = run_sh(NULL, cmd);
-    cr_expect_eq(r.status, 0, "the installed binary does not run: %s", r.err);
-    cmd_free(&r);
-    free(cmd);
-    if (asprintf(&cmd, "env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C '%s' uninstall "
-                       "DESTDIR='%s' PREFIX=/usr && find '%s' -type f | wc -l",
-                 root, dest, dest) < 0)
-        abort();
-    r = run_sh(NULL, cmd);
-    cr_expect_eq(r.status, 0, "make uninstall: %s", r.err);
-    cr_expect_str_eq(r.out, "0\n", "make uninstall left files behind");
-    cmd_free(&r);
-    free(cmd);
-    if (asprintf(&cmd, "rm -rf '%s'", dest) < 0)
-        abort();
-    r = run_sh(NULL, cmd);
-    cmd_free(&r);
-    free(cmd), free(bin), free(root), free(dest);
-}
 
 Test(compat, e2e_bench_cleans_its_scratch_folder, .timeout = 300)
 {

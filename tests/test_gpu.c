@@ -15,7 +15,11 @@
  * blank lines, int64 values first met late, a last line without its end, -z), its
  * formatter against gm_format_i64, and gm_gpu_sort_text against the CPU's parse,
  * sort and format, with -r, -u, -z and copies forced into small pieces.
+ *
+ * The probe with fewer descriptors free than CUDA's start-up opens, and a merge
+ * of many inputs beside it, through the binary under ulimit -n.
  */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,6 +531,63 @@ Test(gpu, warm_start_then_exit)
     gm_gpu_warm_start();
 }
 
+/* With fewer descriptors free than CUDA's start-up opens, CUDA is not started (it
+ * fails vaguely or crashes): --device=gpu says so; and a merge of more inputs
+ * than its fan-in leaves CUDA its descriptors. The binary under ulimit -n, since
+ * the probe runs once a process. */
+Test(gpu, descriptors_for_cuda, .timeout = 300)
+{
+    /* The binary finds the GPU, not this process: CUDA's own descriptors would be
+     * inherited by the commands below. */
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 34);
+    char *args = malloc(300 * 8), *p = args;
+    for (int i = 0; i < 300; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%03d", i);
+        random_file(&r, dir, name, 1000, 0, 1);
+        p += sprintf(p, " %s", name);
+    }
+    char *cmd;
+    if (asprintf(&cmd, "'%s' --device=gpu -n in000", gpumerge_path()) < 0)
+        abort();
+    cmd_result g = run_sh(dir, cmd);
+    free(cmd);
+    if (g.status != 0) {
+        const char *req = getenv("GM_TEST_REQUIRE_GPU");
+        if (req && *req == '1')
+            cr_assert_fail("GPU required but unusable: %s", g.err);
+        cr_skip_test("GPU case skipped: %s", g.err);
+    }
+    cmd_free(&g);
+    if (asprintf(&cmd, "ulimit -n 20 && '%s' --device=gpu -n in000", gpumerge_path()) < 0)
+        abort();
+    g = run_sh(dir, cmd);
+    free(cmd);
+    cr_assert_eq(g.status, 2, "%s", g.err);
+    cr_assert(strncmp(g.err, "gpumerge: no usable CUDA device: ", 33) == 0 &&
+                  strstr(g.err, " file descriptors free, CUDA's start-up needs 34 (ulimit -n)\n"),
+              "%s", g.err);
+    cmd_free(&g);
+    if (asprintf(&cmd, "ulimit -n 64 && TMPDIR=. '%s' --device=gpu merge%s", gpumerge_path(),
+                 args) < 0)
+        abort();
+    g = run_sh(dir, cmd);
+    free(cmd);
+    if (asprintf(&cmd, "LC_ALL=C sort -m -n%s", args) < 0)
+        abort();
+    cmd_result want = run_sh(dir, cmd);
+    free(cmd);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_assert(g.out_len == want.out_len && memcmp(g.out, want.out, g.out_len) == 0,
+              "the merge differs from sort's");
+    cmd_free(&g);
+    cmd_free(&want);
+    free(args);
+    free(dir);
+}
+
 /* ---------------------------------------------------------------- text path */
 
 /* Line forms the host parser accepts, declines as not an integer, and declines as
@@ -639,7 +700,7 @@ static struct parsed host_parse(const char *text, size_t len)
     in.size = (int64_t)len;
     gm_block blk = { text, len, 1 };
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
-    gm_parse_opts o = { 3, 0, 0, 0 };
+    gm_parse_opts o = { 3, 0, 0, 0, 0 };
     gm_status st;
     int rc = gm_input_parse_block(&in, &blk, &o, &kb, &st);
     if (rc == GM_OK) {
@@ -830,7 +891,7 @@ Test(gpu, text_sort_against_the_cpu, .timeout = 600)
         if (zero)
             swap_ends(t.p, t.len);
         struct sink_buf b = { malloc(t.len + 2), 0, t.len + 1, 0 };
-        gm_text_job job = { t.p, t.len, eol, reverse, unique, GM_KERNEL_AUTO, NULL, NULL,
+        gm_text_job job = { t.p, t.len, eol, reverse, unique, GM_KERNEL_AUTO, 0, NULL, NULL,
                             to_buf, &b };
         gm_text_result res;
         gm_gpu_times tm;
@@ -854,8 +915,8 @@ Test(gpu, text_sort_declines_a_bad_line)
     const char *texts[] = { "1\n2\nx\n", "5\n99999999999999999999\n", "3\n-\n" };
     for (int i = 0; i < COUNT(texts); i++) {
         struct sink_buf b = { malloc(64), 0, 64, 0 };
-        gm_text_job job = { texts[i], strlen(texts[i]), '\n', 0, 0, GM_KERNEL_AUTO, NULL, NULL,
-                            to_buf, &b };
+        gm_text_job job = { texts[i], strlen(texts[i]), '\n', 0, 0, GM_KERNEL_AUTO, 0, NULL,
+                            NULL, to_buf, &b };
         gm_text_result res;
         gm_gpu_times tm;
         gm_status st;
@@ -863,4 +924,38 @@ Test(gpu, text_sort_declines_a_bad_line)
         cr_assert_eq(b.calls, 0, "nothing handed out before declining");
         free(b.p);
     }
+}
+
+/* Outside --strict the device takes canonical integers only: every other form the
+ * full grammar accepts (signs, zeros, blanks, CR, blank lines) is declined, so
+ * that the records path writes those lines back as they are; canonical lines of
+ * both widths are sorted. */
+Test(gpu, text_sort_canonical_only)
+{
+    need_gpu();
+    const char *declined[] = { "1\n007\n", "1\n-0\n", "+5\n", " 12\n", "3\r\n", "1\n\n2\n",
+                               "12 \n", "00\n", "-01\n" };
+    for (int i = 0; i < COUNT(declined); i++) {
+        struct sink_buf b = { malloc(64), 0, 64, 0 };
+        gm_text_job job = { declined[i], strlen(declined[i]), '\n', 0, 0, GM_KERNEL_AUTO, 1,
+                            NULL, NULL, to_buf, &b };
+        gm_text_result res;
+        gm_gpu_times tm;
+        gm_status st;
+        cr_assert_eq(gm_gpu_sort_text(&job, &res, &tm, &st), GM_ETEXT, "text %d", i);
+        cr_assert_eq(b.calls, 0, "nothing handed out before declining");
+        free(b.p);
+    }
+    const char *text = "5\n-9223372036854775808\n0\n-3\n9223372036854775807\n10";
+    const char *want = "-9223372036854775808\n-3\n0\n5\n10\n9223372036854775807\n";
+    struct sink_buf b = { malloc(128), 0, 128, 0 };
+    gm_text_job job = { text, strlen(text), '\n', 0, 0, GM_KERNEL_AUTO, 1, NULL, NULL, to_buf,
+                        &b };
+    gm_text_result res;
+    gm_gpu_times tm;
+    gm_status st;
+    cr_assert_eq(gm_gpu_sort_text(&job, &res, &tm, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(b.len, strlen(want));
+    cr_assert(memcmp(b.p, want, b.len) == 0);
+    free(b.p);
 }

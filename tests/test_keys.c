@@ -118,7 +118,7 @@ Test(keys, parse_errors_word_for_word)
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
         gm_keyspec ks;
         gm_keyspec_init(&ks);
-        gm_status st = { GM_OK, "" };
+        gm_status st = { GM_OK, "", 0 };
         cr_assert_eq(gm_keyspec_parse_key(&ks, bad_keys[i].arg, &st), GM_EUSAGE, "-k %s",
                      bad_keys[i].arg);
         cr_assert_eq(st.code, GM_EUSAGE);
@@ -144,7 +144,7 @@ Test(keys, unsupported_flags_named)
         snprintf(arg, sizeof arg, "2,3%cn", *f);
         gm_keyspec ks;
         gm_keyspec_init(&ks);
-        gm_status st = { GM_OK, "" };
+        gm_status st = { GM_OK, "", 0 };
         cr_assert_eq(gm_keyspec_parse_key(&ks, arg, &st), GM_EUSAGE);
         char want[160];
         snprintf(want, sizeof want,
@@ -191,7 +191,7 @@ Test(keys, random_specs_against_sort, .timeout = 60)
         cr_assert_not_null(got);
         gm_keyspec ks;
         gm_keyspec_init(&ks);
-        gm_status st = { GM_OK, "" };
+        gm_status st = { GM_OK, "", 0 };
         int rc = gm_keyspec_parse_key(&ks, specs[i], &st);
         if (got[0] == '0') {
             accepted++;
@@ -243,7 +243,7 @@ Test(keys, parse_positions_and_flags)
         const good_key *g = &good_keys[i];
         gm_keyspec ks;
         gm_keyspec_init(&ks);
-        gm_status st = { GM_OK, "" };
+        gm_status st = { GM_OK, "", 0 };
         cr_assert_eq(gm_keyspec_parse_key(&ks, g->arg, &st), GM_OK, "%s: %s", g->arg, st.msg);
         const gm_keydef *k = &ks.keys[0];
         cr_assert_eq(ks.nkeys, 1);

@@ -328,6 +328,10 @@ Test(lines, integer_path_hands_over_late, .timeout = 300)
         agree_with(dir, prog, "-n -m sg sf");
         agree_with(dir, prog, "-n -m sf - < sg");
         agree_with(dir, prog, "-nr -m -u rf rg");
+        /* sixteen threads: the inputs read ahead by reader threads */
+        agree_with(dir, prog, "--parallel=16 -n -m sg sf");
+        agree_with(dir, prog, "--parallel=16 -nr -m -u rf rg");
+        agree_with(dir, prog, "--parallel=16 -n sf g");
         agree_with(dir, prog, "-n -c sf");
         agree_with(dir, prog, "-n -c f");
         snprintf(args, sizeof args, "-n -c -u sf");

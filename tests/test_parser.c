@@ -35,7 +35,7 @@ static parsed parse_with(const char *text, size_t len, int nthreads, int ordered
     gm_input in;
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     p.rc = gm_input_open(&in, p.path, &p.st);
-    gm_parse_opts o = { nthreads, ordered, mask, strict };
+    gm_parse_opts o = { nthreads, ordered, mask, strict, 0 };
     while (!p.rc && !in.eof)
         p.rc = gm_input_read_keys(&in, &o, &kb, &p.st);
     if (!p.rc) {
@@ -334,7 +334,7 @@ Test(parser, int32_gather_closes_gaps)
     gm_input in;
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
     cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    gm_parse_opts opts = { 4, 0, 0, 0 };
+    gm_parse_opts opts = { 4, 0, 0, 0, 0 };
     while (!in.eof)
         cr_assert_eq(gm_input_read_keys(&in, &opts, &kb, &st), GM_OK);
     cr_assert_eq(kb.n, k);
@@ -361,7 +361,7 @@ static int64_t *chunk_starts(const char *text, size_t len, int nthreads, int *co
     gm_status st;
     gm_input in;
     cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    gm_parse_opts opts = { nthreads, 0, 0, 0 };
+    gm_parse_opts opts = { nthreads, 0, 0, 0, 0 };
     cr_assert_eq(gm_input_read_keys(&in, &opts, NULL, &st), GM_OK);
     cr_assert(in.eof, "one block");
     int64_t *starts = malloc(64 * sizeof *starts);
