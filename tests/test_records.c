@@ -705,3 +705,37 @@ Test(records, missing_input_leaves_the_output)
     free(out);
     free(dir);
 }
+
+/* ---------------------------------------------------------------- streaming */
+
+Test(records, merge_output_begins_before_the_input_ends, .timeout = 60)
+{
+    /* 16 MB of sorted lines through a pipe that then stays open a while: the
+     * merge's output has begun (standard output is a file, written as it goes)
+     * before the pipe ends */
+    char *dir = scratch_dir();
+    char *in = path_in(dir, "in");
+    size_t cap = 17 << 20, len = 0;
+    char *data = malloc(cap);
+    for (int i = 0; len < (16u << 20); i++)
+        len += (size_t)sprintf(data + len, "%08d,%d,xxxxxxxxxxxxxxxx\n", i, i / 4);
+    write_file(in, data, len);
+    free(data);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "(cat in; sleep 2; wc -c < out > seen) | %s -m -t, -k2,2n - > out; wc -c < out",
+             gpumerge_path());
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert_eq(res.status, 0, "%s", res.err);
+    cr_assert_eq(strtoull(res.out, NULL, 10), len, "the whole output: %s", res.out);
+    char *seen_path = path_in(dir, "seen");
+    size_t l;
+    char *seen = read_file(seen_path, &l);
+    cr_assert_not_null(seen);
+    cr_assert_gt(strtoull(seen, NULL, 10), 0, "nothing was written before the input ended");
+    free(seen);
+    free(seen_path);
+    cmd_free(&res);
+    free(in);
+    free(dir);
+}
