@@ -1,14 +1,14 @@
 /*
- * recsort.c - the stable in-memory sort of records (recsort.h): an MSD radix sort
- * on the 64-bit prefixes, as DuckDB sorts its normalised keys, that goes straight
- * to the highest byte in which a bucket's prefixes differ (one OR of differences
- * per bucket) and scatters stably between the array and its scratch; buckets of a
- * few records are finished by insertion sort, groups of equal prefixes by a
- * stable merge sort with sort's comparison (coreutils sort.c's compare). A group
- * whose only remaining comparison is the last resort (one key, exact prefixes) is
- * radix sorted again on its lines' first eight bytes. The first scatter runs on
- * all threads (each thread a slice, its own histogram: stable), then the buckets
- * are sorted as tasks of the pool, the largest first.
+ * recsort.c - the in-memory sort of records (recsort.h), its sequential core: an
+ * MSD radix sort on the 64-bit prefixes, as DuckDB sorts its normalised keys,
+ * that goes straight to the highest byte in which a bucket's prefixes differ (one
+ * OR of differences per bucket) and scatters stably between the array and its
+ * scratch; buckets of a few records are finished by insertion sort, groups of
+ * equal prefixes by a stable merge sort with sort's comparison (coreutils
+ * sort.c's compare). A group whose only remaining comparison is the last resort
+ * (one key, exact prefixes) is radix sorted again on its lines' first eight
+ * bytes. recpar.c runs the first distribution on all threads and hands the
+ * buckets to the pool; gm_recsort chooses its stable or its in-place way.
  */
 #define _GNU_SOURCE
 #include "recsort_impl.h"
@@ -23,6 +23,8 @@ enum { SMALL = 24 }; /* insertion sort below this */
 typedef gm_sortctx ctx_t;
 #define FULL GM_LEVEL_FULL
 #define LAST GM_LEVEL_LAST
+
+/* gm_recsort_par_stable and gm_recsort_par_inplace are in recpar.c. */
 
 int gm_rec_cmp(const gm_keyspec *ks, const gm_rec *a, const gm_rec *b)
 {
