@@ -175,7 +175,7 @@ static void chunk_drop(struct chunk *c)
 }
 
 /* What the chunk holds and what its sort will take: a scratch array as large as
- * its records, or (the order allows an unstable sort in place) a bucket's. */
+ * its records (-s, -u), or a bucket's (an unstable sort in place). */
 static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
 {
     int stable = ks->stable || ks->unique;
@@ -203,13 +203,7 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
 static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
 {
     double a = gm_now();
-    /* a scratch array as large as the records, when the budget holds it and it
-     * is no larger than the text (short lines sort in place) */
-    size_t held = c->bytes + c->recs.n * sizeof(gm_rec);
-    size_t room = r->budget > held ? r->budget - held : 0;
-    if (room > c->bytes)
-        room = c->bytes;
-    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, room, r->nthreads, st);
+    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads, st);
     r->sort += gm_now() - a;
     return rc;
 }

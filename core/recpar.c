@@ -11,12 +11,13 @@
  *             scatter), so equal records keep their order.
  *   in place  the buckets are formed by swapping records along cycles (the
  *             American flag sort of McIlroy, Bostic and McIlroy, "Engineering
- *             Radix Sort", 1993), without a scratch array of n: each task sorts
- *             its bucket with a scratch buffer of the bucket's size taken from
- *             one per thread. Unstable, for orders in which equal records are
- *             equal lines.
+ *             Radix Sort", 1993), without a scratch array of n, on one thread
+ *             while the others sort each bucket as soon as it is complete, with
+ *             a scratch buffer of the bucket's size taken from one per thread.
+ *             Unstable, for orders in which equal records are equal lines.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,8 @@ struct flag {
     struct par *p;
     gm_rec *a;
     struct scratch_set *ss;
+    int ready;                 /* buckets [0, ready) are in place (atomic) */
+    int next;                  /* the next bucket to sort (atomic) */
 };
 
 /* Sorts a[0, n) with a thread's scratch buffer. */
@@ -285,22 +288,14 @@ static void flag_bucket_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, si
     scratch_give(ss, i);
 }
 
-static void flag_task(void *ctx, int t)
-{
-    struct flag *f = ctx;
-    struct par *p = f->p;
-    int b = p->order[p->nbig + t];
-    size_t lo = p->bucket_at[b], n = p->bucket_at[b + 1] - lo;
-    flag_bucket_sort(p->c, p->lv, f->a + lo, n, f->ss);
-}
-
 /* Moves every record of a into its bucket (bucket_at: the buckets' starts) by
- * following cycles of displaced records. */
-static void flag_permute(gm_rec *a, const size_t *bucket_at, int shift)
+ * following cycles of displaced records. Bucket b is in place once b's turn is
+ * over (later cycles only write into later buckets): *ready says how many are. */
+static void flag_permute(gm_rec *a, const size_t *bucket_at, int shift, int *ready)
 {
     size_t head[256];
     memcpy(head, bucket_at, sizeof head);
-    for (int b = 0; b < 256; b++) {
+    for (int b = 0; b < 256; __atomic_store_n(ready, ++b, __ATOMIC_RELEASE)) {
         size_t end = bucket_at[b + 1];
         while (head[b] < end) {
             gm_rec x = a[head[b]];
@@ -313,6 +308,28 @@ static void flag_permute(gm_rec *a, const size_t *bucket_at, int shift)
             }
             a[head[b]++] = x;
         }
+    }
+}
+
+/* Task 0 distributes the records; every task (task 0 once it has) sorts the
+ * buckets in turn as they are in place, but those too large to be one task.
+ * Tasks are handed out in increasing order, so that task 0 is always running
+ * when another waits for it. */
+static void flag_pipeline(void *ctx, int t)
+{
+    struct flag *f = ctx;
+    struct par *p = f->p;
+    if (t == 0)
+        flag_permute(f->a, p->bucket_at, p->shift, &f->ready);
+    for (;;) {
+        int b = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
+        if (b >= 256)
+            return;
+        while (__atomic_load_n(&f->ready, __ATOMIC_ACQUIRE) <= b)
+            sched_yield();
+        size_t lo = p->bucket_at[b], n = p->bucket_at[b + 1] - lo;
+        if (n > 0 && n <= task_max)
+            flag_bucket_sort(p->c, p->lv, f->a + lo, n, f->ss);
     }
 }
 
@@ -358,28 +375,14 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
             sum += hist[s][b];
     }
     p->bucket_at[256] = sum;
-    flag_permute(a, p->bucket_at, p->shift);
-    for (int b = 0; b < 256; b++)
-        p->order[b] = b;
-    qsort_r(p->order, 256, sizeof p->order[0], by_size_desc, p->bucket_at);
-    int nbig = 0, nonempty = 0;
-    for (int t = 0; t < 256; t++) {
-        int b = p->order[t];
-        size_t k = p->bucket_at[b + 1] - p->bucket_at[b];
+    struct flag f = { p, a, ss, 0, 0 };
+    gm_parallel_for(nthreads, nthreads, flag_pipeline, &f);
+    /* the buckets too large to be one task, each distributed again */
+    for (int b = 0; b < 256 && !rc; b++) {
+        size_t lo = p->bucket_at[b], k = p->bucket_at[b + 1] - lo;
         if (k > task_max)
-            nbig = t + 1;
-        if (k)
-            nonempty = t + 1;
+            rc = flag_sort(c, p->lv, a + lo, k, nthreads, ss, st);
     }
-    for (int t = 0; t < nbig && !rc; t++) {
-        int b = p->order[t];
-        size_t lo = p->bucket_at[b];
-        rc = flag_sort(c, p->lv, a + lo, p->bucket_at[b + 1] - lo, nthreads, ss, st);
-    }
-    p->nbig = nbig;
-    struct flag f = { p, a, ss };
-    if (!rc)
-        gm_parallel_for(nthreads, nonempty - nbig, flag_task, &f);
     if (!rc && ss->failed)
         rc = gm_fail(st, GM_ENOMEM, "out of memory sorting");
     free(hist);

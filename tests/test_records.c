@@ -306,10 +306,10 @@ Test(records, sort_in_memory_parallel, .timeout = 120)
 
 Test(records, sort_in_place_parallel, .timeout = 120)
 {
-    /* a budget with no room for a scratch array: sorted in place (without -s and
-     * -u), buckets of a thousand records at most per task */
+    /* buckets of a thousand records at most per task: the distribution in
+     * place runs on small inputs, nested (without -s and -u) */
     gm_recsort_test_task_max(1000);
-    knobs k = { .threads = 2, .budget = 3 << 20 };
+    knobs k = { .threads = 2 };
     sort_table(8, 1, 90000, &k, 0, 0);
     k.threads = 3;
     sort_table(9, 2, 30000, &k, 0, 0);
