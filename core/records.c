@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -31,7 +30,9 @@ enum {
     CHECK_BLOCK = 16 << 20,
     MERGE_BLOCK = 4 << 20,        /* a merged source's block, at most */
     OUT_BUFFER = 4 << 20,
-    FD_RESERVE = 8,
+    FD_SPARE = 4,                 /* descriptors kept free of inputs and runs: the
+                                   * output's two, a run being written, and one for
+                                   * a moment (an input's spooled copy) */
 };
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi)
@@ -39,14 +40,6 @@ size_t gm_records_clamp(size_t v, size_t lo, size_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur > 1 << 20)
-        return 1 << 20;
-    return (int)rl.rlim_cur;
-}
 
 int gm_records_src_open(struct rec_run *r, int i, gm_status *st)
 {
@@ -116,7 +109,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);
         if (!rc)
-            rc = gm_recrun_rewind(run, st);
+            rc = gm_recrun_end(run, sink.bytes, st);
     }
     r->runs += made;
     r->passes++;
@@ -185,12 +178,23 @@ static int spool_aliases(struct rec_run *r, const gm_output *out, gm_status *st)
     return GM_OK;
 }
 
-/* Opens every input (a missing one ends the run before any output); as many
- * stay open as descriptors allow. *bytes: the regular inputs' sizes, which bound
- * the output. */
+/* Closes input i until its turn, when it is opened again by name. */
+static void close_for_now(struct rec_run *r, int i)
+{
+    gm_lines_close(&r->srcs[i]);
+    r->open[i] = 0;
+}
+
+/* Opens every input (a missing one ends the run before any output). *bytes: the
+ * regular inputs' sizes, which bound the output. */
 static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
 {
-    int keep = (fd_limit() - FD_RESERVE) / 2, have_stdin = 0;
+    /* Those of a merge's first pass stay open (all of them when they are one
+     * pass, as an input that is the output needs), and as many of a sort's or a
+     * check's as descriptors allow; the rest are closed and opened again by name
+     * when their turn comes, but for pipes and devices (streams), which would lose
+     * what they hold: they stay open, and take their descriptors from every pass. */
+    int keep = r->op == GM_OP_MERGE ? r->fan_in : r->fds, have_stdin = 0, streams = 0;
     *bytes = 0;
     for (int i = 0; i < r->nnames; i++) {
         if (strcmp(r->names[i], "-") == 0) {
@@ -202,10 +206,19 @@ static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
             return rc;
         if (r->srcs[i].regular && !r->drained[i])
             *bytes += (uint64_t)r->srcs[i].left + 1;
-        if (i >= keep && strcmp(r->names[i], "-") != 0) {
-            gm_lines_close(&r->srcs[i]);
-            r->open[i] = 0;
+        if (i >= keep && r->srcs[i].fd > STDIN_FILENO) {
+            if (!r->srcs[i].regular)
+                streams++;
+            else
+                close_for_now(r, i);
         }
+    }
+    if (streams > 0) {
+        r->fan_in = r->fan_in - streams > 2 ? r->fan_in - streams : 2;
+        int held = r->op == GM_OP_MERGE ? r->fan_in : r->fds - streams;
+        for (int i = held > 0 ? held : 0; i < keep && i < r->nnames; i++)
+            if (r->open[i] && r->srcs[i].fd > STDIN_FILENO && r->srcs[i].regular)
+                close_for_now(r, i);
     }
     return GM_OK;
 }
@@ -257,10 +270,12 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *con
     r->budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
     if (r->budget < MIN_BUDGET)
         r->budget = MIN_BUDGET;
+    /* A merge pass holds its fan-in of inputs or runs open beside the spare;
+     * every other input and run is closed until its pass. */
     r->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
-    if (r->fan_in > fds)
-        r->fan_in = fds > 2 ? fds : 2;
+    r->fds = gm_fd_room() - FD_SPARE;
+    if (r->fan_in > r->fds)
+        r->fan_in = r->fds > 2 ? r->fds : 2;
     if (r->fan_in > GM_MERGE_MAX)
         r->fan_in = GM_MERGE_MAX;
     r->names = names;
@@ -289,14 +304,20 @@ static void rec_free(struct rec_run *r)
     free(r->spooled);
 }
 
+/* -v's line: the run's plan, its runs and passes, and the sort's stages. The
+ * budget is written in binary units, as -S reads them and the integer path's
+ * memory line writes them. */
 static void say_run(const struct rec_run *r, double started)
 {
     gm_op op = r->op;
-    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
+    double b = (double)r->budget;
+    const char *unit = b >= 1024.0 * 1024 * 1024 ? "GiB" : b >= 1024.0 * 1024 ? "MiB" : "KiB";
+    b /= unit[0] == 'G' ? 1024.0 * 1024 * 1024 : unit[0] == 'M' ? 1024.0 * 1024 : 1024.0;
+    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %.1f %s, "
            "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
            "write %.3f)",
            op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", r->nnames,
-           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", r->budget,
+           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", b, unit,
            r->runs, r->runs == 1 ? "" : "s", r->passes, r->passes == 1 ? "" : "es",
            gm_now() - started, r->read, r->split, r->sort, r->write);
 }

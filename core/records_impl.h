@@ -20,6 +20,7 @@ struct rec_run {
     int nthreads;
     size_t budget;
     int fan_in;
+    int fds;                      /* descriptors for inputs and runs */
     char *const *names;
     int nnames;
     gm_lines_src *srcs;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -737,5 +738,57 @@ Test(records, merge_output_begins_before_the_input_ends, .timeout = 60)
     free(seen_path);
     cmd_free(&res);
     free(in);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- descriptors */
+
+Test(records, any_number_of_inputs_and_runs_under_a_small_descriptor_limit, .timeout = 60)
+{
+    /* 200 inputs and more runs than descriptors: inputs beyond a pass and every
+     * run not being written or read are closed, and opened again by name */
+    char *dir = scratch_dir();
+    char *out = path_in(dir, "out"), *tmp = path_in(dir, "tmp");
+    mkdir(tmp, 0700);
+    rng r;
+    rng_seed(&r, 61);
+    opts o = { { "-t,", "-k2,2n" } };
+    char *names[200], list[200 * 8];
+    list[0] = '\0';
+    for (int f = 0; f < 200; f++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%03d", f);
+        names[f] = gen_file(&r, dir, name, 40, ',', '\n');
+        snprintf(list + strlen(list), sizeof list - strlen(list), " %s", name);
+    }
+    size_t want_len, merged_len;
+    char args[2048];
+    snprintf(args, sizeof args, "-t, -k2,2n%s", list);
+    char *want = sort_ref(dir, args, &want_len);
+    for (int f = 0; f < 200; f++) { /* each input sorted, for the merge */
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "LC_ALL=C sort -t, -k2,2n -o s%03d s%03d", f, f);
+        cmd_result res = run_sh(dir, cmd);
+        cmd_free(&res);
+    }
+    snprintf(args, sizeof args, "-m -t, -k2,2n%s", list);
+    char *merged = sort_ref(dir, args, &merged_len);
+    struct rlimit rl = { 16, 16 };
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    gm_keyspec ks = spec_of(&o, 0);
+    knobs k = { .output = out, .tmpdir = tmp, .budget = 64 << 10 };
+    gm_status st;
+    cr_assert_eq(records(GM_OP_MERGE, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    assert_same_file(out, merged, merged_len, "merge under ulimit -n 16");
+    cr_assert_eq(records(GM_OP_SORT, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    assert_same_file(out, want, want_len, "sort under ulimit -n 16");
+    cr_assert_eq(records(GM_OP_CHECK, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(dir_entries(tmp), 0, "temporary files left");
+    for (int f = 0; f < 200; f++)
+        free(names[f]);
+    free(want);
+    free(merged);
+    free(out);
+    free(tmp);
     free(dir);
 }
