@@ -66,7 +66,7 @@ CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c cor
            core/run.c core/stream.c core/gm.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
-CORE_SRC += core/lines.c core/recsort.c core/recsink.c core/recmerge.c core/recrun.c core/records.c
+CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
