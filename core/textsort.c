@@ -316,19 +316,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
             ins[i].bytes = f[i].size;
         }
         gm_engine_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.device = GM_DEVICE_GPU;
-        rep.kernel = t.kernel_used;
-        snprintf(rep.reason, sizeof rep.reason, "%s", why);
-        gm_gpu_info info;
-        gm_status ignored;
-        if (gm_gpu_probe(&info, &ignored) == GM_OK)
-            snprintf(rep.gpu_name, sizeof rep.gpu_name, "%s", info.name);
-        rep.h2d = t.h2d;
-        rep.kernel_s = t.kernel;
-        rep.d2h = t.d2h;
-        rep.passes = t.passes;
-        rep.deduplicated = cfg->unique;
+        gm_engine_report_text(&rep, cfg, why, &t);
         gm_stream_tally(stats, GM_OP_SORT, res.keys, res.width, &rep);
         stats->keys += res.keys;
         stats->engine += t2 - t1 - res.sink;
@@ -349,9 +337,10 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     return GM_ETEXT;
 }
 
-int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, size_t budget,
+int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
                  gm_writer *w, gm_stream_stats *stats, gm_status *st)
 {
+    int nthreads = plan->threads;
     if (cfg->device == GM_DEVICE_CPU)
         return GM_ETEXT;
     struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
@@ -387,7 +376,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     if (ok && streams && cfg->device == GM_DEVICE_AUTO && !gm_gpu_driver_loaded())
         ok = 0;
     /* With a stream the cost model is asked once its length is known. */
-    if (!ok || total > budget / 2 || (!streams && known == 0) ||
+    if (!ok || total > plan->text_limit || (!streams && known == 0) ||
         (!streams && !gm_engine_text_path(cfg, total, nthreads, why, sizeof why))) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
@@ -401,7 +390,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     if (streams) {
         /* The whole limit is reserved, and given back past the text once it ends:
          * the buffer never moves while a pipe is read into it. */
-        uint64_t limit = budget / 2;
+        uint64_t limit = plan->text_limit;
         text = gm_buf_alloc(limit + (uint64_t)nins + 16, "reading", st);
         rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         gm_trace_push("read");
