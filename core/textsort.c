@@ -340,7 +340,6 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
 int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
                  gm_writer *w, gm_stream_stats *stats, gm_status *st)
 {
-    int nthreads = plan->threads;
     if (cfg->device == GM_DEVICE_CPU)
         return GM_ETEXT;
     struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
@@ -377,7 +376,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         ok = 0;
     /* With a stream the cost model is asked once its length is known. */
     if (!ok || total > plan->text_limit || (!streams && known == 0) ||
-        (!streams && !gm_engine_text_path(cfg, total, nthreads, why, sizeof why))) {
+        (!streams && !gm_engine_text_path(cfg, total, plan->threads, why, sizeof why))) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         free(f);
@@ -396,9 +395,9 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         gm_trace_push("read");
         /* The output is no longer than the text: its space is reserved as it comes. */
         if (!rc)
-            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, text_touchers(nthreads), st);
+            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, text_touchers(plan->threads), st);
         if (!rc)
-            rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, w, st);
+            rc = read_streams(cfg, ins, f, nins, plan->threads, limit, text, &len, w, st);
         gm_trace_pop();
         if (rc == GM_ETEXT && text)
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", st->msg);
@@ -407,7 +406,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
     } else {
         /* The output is no longer than the text: its space is being reserved
          * (gm_stream_run began it), and threads fault its pages in meanwhile. */
-        rc = gm_writer_ahead(w, total, text_touchers(nthreads), st);
+        rc = gm_writer_ahead(w, total, text_touchers(plan->threads), st);
         text = rc ? NULL : gm_buf_alloc(total + 16, "reading", st);
         rc = rc ? rc : text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         for (int i = 0; i < nins; i++) {
@@ -416,11 +415,12 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         }
     }
     if (!rc)
-        rc = read_files(ins, f, nins, text, nthreads, st);
+        rc = read_files(ins, f, nins, text, plan->threads, st);
     if (!rc)
         len = add_eols(f, nins, text, len, cfg->zero_terminated ? '\0' : '\n');
     stats->read += gm_now() - t0;
-    if (!rc && streams && (len == 0 || !gm_engine_text_path(cfg, len, nthreads, why, sizeof why))) {
+    if (!rc && streams &&
+        (len == 0 || !gm_engine_text_path(cfg, len, plan->threads, why, sizeof why))) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         rc = GM_ETEXT;
@@ -428,7 +428,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
     if (!rc && streams)
         gm_writer_ahead_grow(w, len, 1);
     if (!rc)
-        rc = sort_on_gpu(cfg, ins, f, nins, nthreads, text, len, why, w, stats, st);
+        rc = sort_on_gpu(cfg, ins, f, nins, plan->threads, text, len, why, w, stats, st);
     if (rc == GM_ETEXT) /* the CPU's path hands the writer keys */
         gm_writer_ahead_end(w);
     if (rc == GM_ETEXT && streams && text) { /* the streaming sort parses them again */
