@@ -2,7 +2,8 @@
  * gm.c - the three operations of gm.h over the streaming data plane (stream.h):
  *
  *   install the temporary-file clean-up and give closed standard descriptors
- *   /dev/null -> stream: begin CUDA's start-up when a GPU may be used, open every
+ *   /dev/null -> the plan (plan.h: threads, budget and its shares, fan-in), once
+ *   -> stream: begin CUDA's start-up when a GPU may be used, open every
  *   input, read blocks, parse them on all cores (--device=gpu fails here, before
  *   any output, when the start-up found no GPU), merge or sort chunk by chunk
  *   (spilling sorted runs to temporary files past the memory budget), format and
@@ -187,10 +188,6 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     memset(&stats, 0, sizeof stats);
     double streaming = gm_now();
     const char *why = records_reason(c, cfg);
-    gm_plan plan; /* the run's numbers, once, before any work */
-    gm_plan_make(&plan, c, cfg, nnames);
-    if (!why)
-        rc = gm_stream_run(c, cfg, &plan, names, nnames, &stats, st);
     if (why) {
         gm_say(cfg, GM_MSG_VERBOSE, "path: records (%s)", why);
         int done = 0; /* --device=gpu without a usable GPU fails here too */
@@ -198,9 +195,15 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
         if (!rc && cfg->device == GM_DEVICE_GPU)
             gm_say(cfg, GM_MSG_VERBOSE, "device: cpu (the GPU sorts integer keys; records "
                                         "are sorted on the CPU)");
-        if (!rc)
-            rc = gm_records_run(c, cfg, &plan, names, nnames, st);
     }
+    /* The run's numbers, once, before any work (after CUDA's start-up where the
+     * records path waits for it: the descriptors free are those it leaves). */
+    gm_plan plan;
+    gm_plan_make(&plan, c, cfg, nnames);
+    if (!rc && !why)
+        rc = gm_stream_run(c, cfg, &plan, names, nnames, &stats, st);
+    else if (!rc)
+        rc = gm_records_run(c, cfg, &plan, names, nnames, st);
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
     if (!rc && !why && !stats.handed_over && c != GM_OP_CHECK && cfg->verbose) {
