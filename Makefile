@@ -90,7 +90,7 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package
+TESTS    = corank parser output cpu cli gpu compat safety stream plan keys records lines package
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
