@@ -25,7 +25,7 @@
  * with the fan-in (more passes when there are more runs), the last pass streamed
  * to the output, as GNU sort does. Input that fits in one chunk never touches a
  * temporary file: it is sorted in memory and written. Regular files whose text fits
- * the budget may instead go to the GPU as text (textsort.h), which parses, sorts
+ * the plan's text limit may instead go to the GPU as text (textsort.h), which parses, sorts
  * and formats them there; a line it declines brings the sort back here.
  *
  * Every stage's buffers come from gm_buf_alloc (util.h), chunks go to the engine
