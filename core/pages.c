@@ -1,7 +1,7 @@
 /*
  * pages.c - bulk work on memory (see pages.h): the one parallel copy, the one page
- * toucher and the one mapping of a file at an offset that the output, the text
- * path and the records sink share.
+ * toucher and the one mapping of a file at an offset, shared by the mapping
+ * writer, the reserving ahead and the text path.
  *
  * The copy cuts its bytes into equal pieces of a megabyte or more, as many as
  * there are threads at most, and runs them on the persistent pool (pool.c). The

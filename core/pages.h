@@ -10,12 +10,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A copy of len bytes cut into pieces of about GM_PAGES_COPY_PIECE bytes or more,
- * at most most of them (gm_pages_copy_plan), so that threads take a piece each.
- * Piece p covers bytes [lo, hi) (gm_pages_copy_range) and gm_pages_copy_piece
- * copies it; a caller that must wait before it writes a piece (the mapping
- * writer, for its space) takes the pieces one by one, any other calls
- * gm_pages_copy. */
+/* A copy of len bytes cut into len / GM_PAGES_COPY_PIECE + 1 equal pieces, at
+ * most most of them (gm_pages_copy_plan; most < 1: no bound), so that threads take
+ * a piece each. Piece p covers bytes [lo, hi) (gm_pages_copy_range), and
+ * gm_pages_copy_piece copies it: a caller that must wait before it writes a piece
+ * (the mapping writer, for its space) takes the pieces one by one; any other
+ * calls gm_pages_copy. */
 enum { GM_PAGES_COPY_PIECE = 1 << 20 };
 
 typedef struct gm_pages_copy_job {

@@ -155,7 +155,8 @@ int gm_reservation_wait(gm_reservation *v, size_t end)
 
 /* ------------------------------------------------------------------ ahead */
 
-enum { TOUCH_PIECE = 1 << 20, PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2, MAX_TOUCHERS = 8 };
+enum { TOUCH_PIECE = 1 << 20, MAX_TOUCHERS = 8 };
+enum { PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2 }; /* a piece's state */
 
 struct gm_ahead {
     gm_reservation v;
@@ -184,7 +185,8 @@ static void *ahead_touch(void *arg)
         int k = __atomic_fetch_add(&a->next, 1, __ATOMIC_RELAXED);
         if (k >= a->npieces || __atomic_load_n(&a->v.stop, __ATOMIC_RELAXED))
             break;
-        size_t lo = (size_t)k * TOUCH_PIECE, hi = lo + TOUCH_PIECE < a->cap ? lo + TOUCH_PIECE : a->cap;
+        size_t lo = (size_t)k * TOUCH_PIECE;
+        size_t hi = lo + TOUCH_PIECE < a->cap ? lo + TOUCH_PIECE : a->cap;
         if (!gm_reservation_wait(&a->v, hi)) { /* the reserving ended short of it */
             size_t got = __atomic_load_n(&a->v.reserved, __ATOMIC_ACQUIRE);
             if (got <= lo)
