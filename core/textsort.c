@@ -15,16 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../cuda/gpu.h"
 #include "engine.h"
+#include "pages.h"
 #include "util.h"
 
-enum { PIECE = 4 << 20, COPY_PIECE = 1 << 20 };
+enum { PIECE = 4 << 20 };
 
 struct file_span {
     int fd;
@@ -58,33 +58,16 @@ static void read_piece(void *ctx, int i)
     }
 }
 
-/* The pool's memcpy for the staging ring: pieces of a megabyte on every thread. */
-struct copy_job {
-    char *dst;
-    const char *src;
-    size_t len;
-    int pieces;
-};
-
-static void copy_piece(void *ctx, int i)
-{
-    struct copy_job *c = ctx;
-    size_t lo = c->len * (size_t)i / (size_t)c->pieces, hi = c->len * (size_t)(i + 1) / (size_t)c->pieces;
-    memcpy(c->dst + lo, c->src + lo, hi - lo);
-}
-
 struct text_ctx {
     int nthreads;
     gm_writer *w;
 };
 
+/* The pool's memcpy for the staging ring. */
 static void pool_copy(void *ctx, void *dst, const void *src, size_t len)
 {
     struct text_ctx *t = ctx;
-    struct copy_job c = { dst, src, len, (int)(len / COPY_PIECE) + 1 };
-    if (c.pieces > t->nthreads)
-        c.pieces = t->nthreads;
-    gm_parallel_for(c.pieces, c.pieces, copy_piece, &c);
+    gm_pages_copy(dst, src, len, t->nthreads);
 }
 
 static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
@@ -141,7 +124,6 @@ enum { TOUCH_STEP = 4 << 20, TOUCH_AHEAD = 128 << 20 };
 static void *touch_ahead(void *arg)
 {
     struct toucher *t = arg;
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t done = 0;
     while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && done < t->end) {
         /* ahead by as much as has been read, up to TOUCH_AHEAD: a short input
@@ -154,15 +136,7 @@ static void *touch_ahead(void *arg)
             continue;
         }
         uint64_t n = goal - done < TOUCH_STEP ? goal - done : TOUCH_STEP;
-        uintptr_t lo = ((uintptr_t)t->base + done + page - 1) / page * page;
-        uintptr_t hi = ((uintptr_t)t->base + done + n) / page * page;
-#ifdef MADV_POPULATE_WRITE
-        if (hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0) {
-            done += n;
-            continue;
-        }
-#endif
-        gm_touch_pages((void *)lo, (void *)hi); /* the reader may be writing there */
+        gm_pages_touch(t->base + done, t->base + done + n); /* the reader may be writing there */
         done += n;
     }
     return NULL;
