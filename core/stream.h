@@ -6,7 +6,7 @@
  *         reader thread on four cores or more; a reader thread for a pipe)
  *     -> parse (input.c: each block on all cores, into a key buffer)
  *     -> engine (engine.c: each chunk merged or sorted on the CPU or the GPU)
- *     -> write (output.c: each chunk formatted on all cores and written in order)
+ *     -> write (writer.c: each chunk formatted on all cores and written in order)
  *        or spill (run.c: a sorted run into a temporary file)
  *
  * merge: every input keeps a buffer of parsed keys. Each round the bound is the
