@@ -62,7 +62,7 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
+CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpumerge.c core/cpusort.c core/engine.c \
            core/run.c core/stream.c core/gm.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
@@ -278,8 +278,8 @@ $(BUILD)/bench/kernels.o: bench/kernels.cu
 	@mkdir -p $(dir $@)
 	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
-$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpu.o \
-                       $(BUILD)/core/status.o $(BUILD)/core/util.o $(BUILD)/core/pool.o
+$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpumerge.o \
+                       $(BUILD)/core/cpusort.o $(BUILD)/core/status.o $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The benchmarks' input.
