@@ -71,7 +71,7 @@ CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu cuda/text.cu cuda/trace.cu
+           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
