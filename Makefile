@@ -62,8 +62,11 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpumerge.c core/cpusort.c core/engine.c \
-           core/run.c core/stream.c core/gm.c
+CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c core/cpumerge.c \
+           core/cpusort.c core/engine.c \
+           core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
+           core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
+CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c
@@ -92,7 +95,7 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
