@@ -285,7 +285,8 @@ $(BUILD)/bench/kernels.o: bench/kernels.cu
 	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 $(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpumerge.o \
-                       $(BUILD)/core/cpusort.o $(BUILD)/core/status.o $(BUILD)/core/util.o $(BUILD)/core/pool.o
+                       $(BUILD)/core/cpusort.o $(BUILD)/core/pages.o $(BUILD)/core/status.o \
+                       $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The benchmarks' input.

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pages.h"
 #include "util.h"
 
 enum {
@@ -180,23 +181,6 @@ static int counts_to_offsets(int64_t *hist, int64_t stride, int nparts, int64_t 
     return same;
 }
 
-/* Copies [lo, hi) of src to dst on all threads. */
-struct copy_job {
-    const char *src;
-    char *dst;
-    size_t lo, hi;
-    int nparts;
-};
-
-static void copy_part(void *ctx, int part)
-{
-    struct copy_job *j = ctx;
-    size_t n = j->hi - j->lo;
-    size_t a = j->lo + n * (size_t)part / (size_t)j->nparts;
-    size_t b = j->lo + n * (size_t)(part + 1) / (size_t)j->nparts;
-    memcpy(j->dst + a, j->src + a, b - a);
-}
-
 /* Least-significant-digit passes over the keys [lo, hi) of *in on all threads,
  * the digits below top, each pass counting its digit per part and then
  * scattering stably by part; a digit on which every key agrees moves nothing and
@@ -219,13 +203,9 @@ static void lsd_parallel(struct radix_job *job, void *in, void *out, int top, in
         a = b;
         b = t;
     }
-    if (a != in) {
-        struct copy_job c = { a, in, (size_t)job->lo * w, (size_t)job->hi * w,
-                              (int)(n / GM_CPU_MIN_KEYS) + 1 };
-        if (c.nparts > nthreads)
-            c.nparts = nthreads;
-        gm_parallel_for(nthreads, c.nparts, copy_part, &c);
-    }
+    if (a != in)
+        gm_pages_copy((char *)in + (size_t)job->lo * w, (char *)a + (size_t)job->lo * w,
+                      (size_t)n * w, nthreads);
 }
 
 /* Sorts the n keys at p by insertion (for the smallest buckets). */
