@@ -62,20 +62,24 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/cpu.c core/engine.c \
+CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c core/cpumerge.c \
+           core/cpusort.c core/engine.c \
            core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
 CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c
-CLI_SRC  = cli/main.c cli/options.c cli/version.c
+CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
+           cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu cuda/text.cu cuda/trace.cu
+           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The option parser (the CLI less its main), which tests and fuzz targets call.
+OPTIONS_OBJ = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
   TESTING_OBJ = $(BUILD)/cuda/testing_stub.o
@@ -153,7 +157,7 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
 	$(LINK.gm) -o $@ $^ -lcriterion $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The compatibility suite also calls the option parser directly.
-$(BUILD)/tests/test_compat: $(BUILD)/cli/options.o
+$(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
 
 # gpumerge with GPU choices forced from its first arguments (cuda/testing.h), for
 # tests/sanitize.sh and the CLI suite: the CLI's main under another name.
@@ -163,7 +167,7 @@ $(BUILD)/tests/cli_main.o: cli/main.c
 
 FORCED = $(BUILD)/tests/gpumerge_forced
 $(FORCED): $(BUILD)/tests/gpumerge_forced.o $(BUILD)/tests/cli_main.o \
-           $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
+           $(OPTIONS_OBJ) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 test: $(PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
@@ -251,7 +255,7 @@ clang-fuzzer:
 	  fi; \
 	fi
 
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/%.o $(BUILD)/cli/options.o $(CORE_OBJ) $(GPU_OBJ)
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/%.o $(OPTIONS_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 	$(LINK.gm) -fsanitize=fuzzer -o $@ $^ $(GM_LDLIBS) $(LDLIBS)
 
 fuzz: clang-fuzzer
@@ -280,7 +284,8 @@ $(BUILD)/bench/kernels.o: bench/kernels.cu
 	@mkdir -p $(dir $@)
 	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
-$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpu.o \
+$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpumerge.o \
+                       $(BUILD)/core/cpusort.o $(BUILD)/core/pages.o $(BUILD)/core/status.o \
                        $(BUILD)/core/util.o $(BUILD)/core/pool.o
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 

@@ -3,7 +3,8 @@
  *
  * It is the fallback when no GPU can be used and the reference the GPU tests compare
  * against. Keys live in one array; "runs" are consecutive slices of it, run r being
- * [offsets[r], offsets[r+1]).
+ * [offsets[r], offsets[r+1]). The merge is in cpumerge.c, the radix sort in
+ * cpusort.c.
  */
 #ifndef GM_CPU_H
 #define GM_CPU_H
@@ -15,6 +16,10 @@
 #ifdef __cplusplus
 extern "C" { /* the benchmark and GPU tests compare against it from C++ too */
 #endif
+
+/* Below this many keys per thread, extra threads cost more than they save (both
+ * the merge and the sort cut their work by it). */
+enum { GM_CPU_MIN_KEYS = 1 << 16 };
 
 /* Merges two sorted arrays a (m keys) and b (n keys) of the given width into c
  * (m + n keys, not overlapping a or b): the output is cut into equal parts, each

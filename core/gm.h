@@ -2,7 +2,7 @@
  * gm.h - the public face of the gpumerge core: its configuration and the three
  * operations the command line offers (merge, sort, check).
  *
- * Data flows files -> core/input (parse) -> core/engine (cpu.c or cuda/) ->
+ * Data flows files -> core/input (parse) -> core/engine (cpu*.c or cuda/) ->
  * core/output (format, write). Nothing here includes a CUDA header. Library code
  * never exits and never prints: every failure is reported through a gm_status,
  * every message through the config's callback, and only cli/main.c turns a status

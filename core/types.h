@@ -1,8 +1,9 @@
 /*
  * types.h - the types every layer shares: the status that carries an error upward,
  * key arrays and their width, and the merge kernels' names. The CUDA side
- * (cuda/gpu.h) includes this file and nothing else of the core's, so the public
- * API in gm.h can change without touching the GPU engine.
+ * (cuda/gpu.h) includes this file and nothing else of the core's but the co-rank,
+ * so the public API in gm.h can change without touching the GPU engine. status.c
+ * defines the functions declared here.
  */
 #ifndef GM_TYPES_H
 #define GM_TYPES_H

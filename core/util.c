@@ -1,6 +1,7 @@
 /*
- * util.c - status messages, clock, core count and message quoting shared by the
- * core modules (see util.h); the parallel-for's thread pool is in pool.c.
+ * util.c - the device's name, the clock, core count and message quoting shared by the
+ * core modules (see util.h); the parallel-for's thread pool is in pool.c, the
+ * status (gm_fail) in status.c.
  */
 #define _GNU_SOURCE
 #include "util.h"
@@ -19,34 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-int gm_fail(gm_status *st, gm_code code, const char *fmt, ...)
-{
-    if (st) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
-        va_end(ap);
-        st->code = code;
-        st->len = 0;
-    }
-    return code;
-}
-
 const char *gm_device_name(gm_device d)
 {
     switch (d) {
     case GM_DEVICE_CPU: return "cpu";
     case GM_DEVICE_GPU: return "gpu";
-    default: return "auto";
-    }
-}
-
-const char *gm_kernel_name(gm_kernel k)
-{
-    switch (k) {
-    case GM_KERNEL_BASIC: return "basic";
-    case GM_KERNEL_TILED: return "tiled";
-    case GM_KERNEL_CIRCULAR: return "circular";
     default: return "auto";
     }
 }

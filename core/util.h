@@ -1,7 +1,8 @@
 /*
- * util.h - small services every core module uses: status messages, a monotonic
- * clock, the core count, a parallel-for on a persistent thread pool, and the quoting
- * of file names in messages (as coreutils does it).
+ * util.h - small services every core module uses: a monotonic clock, the core
+ * count, a parallel-for on a persistent thread pool, and the quoting of file names
+ * in messages (as coreutils does it). The status (gm_fail) is the ground floor's:
+ * types.h declares it, status.c defines it.
  */
 #ifndef GM_UTIL_H
 #define GM_UTIL_H

@@ -8,8 +8,6 @@
 
 #include "gpu.h"
 
-#include "../core/util.h"
-
 /* Whether a start-up was asked for (the probe or the warm start), for
  * testing_stub.c: the tests check that --device=auto leaves CUDA alone on small
  * inputs in this build too. */

@@ -59,9 +59,9 @@ int64_t gm_gpu_sort_tile(gm_width width);
  * the stub's probe or warm start was called. */
 int gm_gpu_test_cuda_touched(void);
 
-/* The text path's parser alone (cuda/text.cu): parses len bytes of text with lines
- * ending in eol into keys (room for cap, as int64), *nkeys and *width as the host
- * parser would give them. Returns GM_OK; GM_ETEXT with *bad_line (1-based) the
+/* The text path's parser alone (cuda/text_parse.cu): parses len bytes of text with
+ * lines ending in eol into keys (room for cap, as int64), *nkeys and *width as the
+ * host parser would give them. Returns GM_OK; GM_ETEXT with *bad_line (1-based) the
  * first line the parser declines and *bad_range whether it was out of range (else
  * not an integer); or a CUDA status. */
 int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys, int64_t cap,

@@ -1,7 +1,8 @@
 /*
- * text.cuh - the steps of the text path (text.cu) that gm_gpu_sort_text chains and
- * the tests' hooks (testing.cu) call one by one: the text copied to the device,
- * parsed there, keys formatted there, the output copied back in pieces.
+ * text.cuh - the steps of the text path that gm_gpu_sort_text (text.cu) chains and
+ * the tests' hooks (testing.cu) call one by one: the text copied to the device
+ * (text.cu), parsed there (text_parse.cu), keys formatted there (text_format.cu),
+ * the output copied back in pieces (text.cu); and the helpers those files share.
  */
 #ifndef GM_CUDA_TEXT_CUH
 #define GM_CUDA_TEXT_CUH
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "device.cuh"
+
+typedef unsigned long long u64;
 
 /* One text job on the device: its stream and buffers, released with it. text
  * holds the input, then the output (canonical lines are never longer than the
@@ -54,6 +57,10 @@ int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_st
  * r->bad_line, not as an error; GM_ETEXT when the keys do not fit in device memory. */
 int text_parse(text_job &j, char eol, text_parsed *r, gm_status *st);
 
+/* The device text buffer's size for len bytes of text: whole parse tiles, and the
+ * bytes after them that the last tile's halo reads (text_parse.cu). */
+size_t text_room(size_t len);
+
 /* Formats the n keys at d_keys into the job's text buffer; *off gets the byte
  * offset of every tile of keys and the total at the end. */
 template <typename K>
@@ -65,5 +72,13 @@ int text_format(text_job &j, const K *d_keys, int64_t n, char eol, std::vector<u
  * *sink_seconds gets the time spent in sink, *bytes what it took. */
 int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink sink, void *ctx,
                   double *sink_seconds, uint64_t *bytes, gm_status *st);
+
+/* Shared by parse and format (text.cu): scratch of one call of cub's device-wide
+ * algorithms, released with the job; an exclusive scan of counts[0..ntiles] (the
+ * last entry set to 0) into pre; a fits check that declines the text path
+ * (GM_ETEXT) instead of failing the run. */
+int text_cub_temp(text_job &j, size_t bytes, void **p, gm_status *st);
+int text_scan_tiles(text_job &j, u64 *counts, u64 *pre, u64 ntiles, gm_status *st);
+int text_fits(size_t need, gm_status *st);
 
 #endif

@@ -7,9 +7,9 @@
 # small sizes would not pick run in gpumerge_forced, the test build of gpumerge
 # whose leading options force them (tests/gpumerge_forced.c).
 #
-# The sort's text path (cuda/text.cu: the parse and format kernels) runs in every
-# sort above, files being its input, and on its own below: blanks, signs, leading
-# zeros, CRLF, blank lines, a last line without its newline, int64 keys, -z, -r,
+# The sort's text path (the kernels of cuda/text_parse.cu and text_format.cu) runs
+# in every sort above, files being its input, and on its own below: blanks, signs,
+# leading zeros, CRLF, blank lines, a last line without its newline, int64 keys, -z, -r,
 # -u, its copies forced into small pieces (under --strict, which takes those
 # forms), the same lines outside --strict (the device declines them and the
 # records path sorts them, as sort -n does), and a declined line under --strict

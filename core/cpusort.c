@@ -1,165 +1,27 @@
 /*
- * cpu.c - the CPU engine (see cpu.h).
- *
- * Merge: the basic merge kernel of PMPP chapter 12 on threads. The output is cut
- * into equal parts; co-rank (core/corank.h) gives each part's starting point in
- * both inputs and the part is merged sequentially, so no thread waits for another.
- * More than two runs are merged as a tree of two-way merges of neighbouring runs
- * (ceil(log2 k) passes), which keeps ties in input order.
- *
- * Sort: a radix sort of 8-bit digits, most significant digit first once, then
- * least significant first within each bucket (the hybrid of, e.g., Polychroniou
- * and Ross, "A comprehensive study of main-memory partitioning and its application
- * to large-scale comparison- and radix-sort", SIGMOD 2014). One parallel pass
- * counts every digit; the most significant digit on which keys differ is
- * scattered on all threads into 256 buckets (per-part offsets keep it stable),
- * and each bucket, usually small enough to stay in a core's cache, is sorted on its
- * own thread by its lower digits, skipping those on which its keys agree. So the
- * whole array crosses memory about three times instead of twice per digit. A
- * bucket too large for one thread (skewed keys) is sorted by LSD passes on all
- * threads instead. Digits are taken from the key XOR a flip (the sign bit; for
- * descending, every other bit too), an unsigned integer whose order is the
- * requested one; the keys themselves are moved, never changed. Equal keys are
- * indistinguishable, so stability cannot be observed.
+ * cpusort.c - the CPU engine's sort (see cpu.h): a radix sort of 8-bit digits, most
+ * significant digit first once, then least significant first within each bucket
+ * (the hybrid of, e.g., Polychroniou and Ross, "A comprehensive study of
+ * main-memory partitioning and its application to large-scale comparison- and
+ * radix-sort", SIGMOD 2014). One parallel pass counts every digit; the most
+ * significant digit on which keys differ is scattered on all threads into 256
+ * buckets (per-part offsets keep it stable), and each bucket, usually small enough
+ * to stay in a core's cache, is sorted on its own thread by its lower digits,
+ * skipping those on which its keys agree. So the whole array crosses memory about
+ * three times instead of twice per digit. A bucket too large for one thread
+ * (skewed keys) is sorted by LSD passes on all threads instead. Digits are taken
+ * from the key XOR a flip (the sign bit; for descending, every other bit too), an
+ * unsigned integer whose order is the requested one; the keys themselves are
+ * moved, never changed. Equal keys are indistinguishable, so stability cannot be
+ * observed.
  */
 #include "cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "corank.h"
+#include "pages.h"
 #include "util.h"
-
-/* Below this many keys per thread, extra threads cost more than they save. */
-enum { MIN_KEYS_PER_TASK = 1 << 16 };
-
-/* ------------------------------------------------------------------ merge */
-
-/* One part of one two-way merge: output positions [k0, k1) of merging a and b. */
-struct merge_task {
-    const char *a, *b;
-    int64_t m, n;
-    char *c;
-    int64_t k0, k1;
-};
-
-struct merge_job {
-    gm_width width;
-    int64_t mask;
-    struct merge_task *tasks;
-};
-
-static void merge_part(void *ctx, int index)
-{
-    struct merge_job *job = ctx;
-    const struct merge_task *t = &job->tasks[index];
-    if (job->width == GM_I32) {
-        const int32_t *a = (const int32_t *)t->a, *b = (const int32_t *)t->b;
-        int32_t mask = (int32_t)job->mask;
-        int64_t i = gm_corank_i32(t->k0, a, t->m, b, t->n, mask);
-        gm_merge_seq_i32(a, t->m, b, t->n, i, t->k0 - i, (int32_t *)t->c + t->k0,
-                         t->k1 - t->k0, mask);
-    } else {
-        const int64_t *a = (const int64_t *)t->a, *b = (const int64_t *)t->b;
-        int64_t i = gm_corank_i64(t->k0, a, t->m, b, t->n, job->mask);
-        gm_merge_seq_i64(a, t->m, b, t->n, i, t->k0 - i, (int64_t *)t->c + t->k0,
-                         t->k1 - t->k0, job->mask);
-    }
-}
-
-/* Number of parts to cut a merge of len keys into, for nthreads threads. */
-static int64_t parts_for(int64_t len, int64_t total, int nthreads)
-{
-    int64_t part = total / ((int64_t)nthreads * 4);
-    if (part < MIN_KEYS_PER_TASK)
-        part = MIN_KEYS_PER_TASK;
-    int64_t parts = (len + part - 1) / part;
-    return parts > 0 ? parts : 1;
-}
-
-/* Appends the parts of merging a (m) and b (n) into c to tasks, returns the count. */
-static int64_t add_merge_tasks(struct merge_task *tasks, const char *a, int64_t m,
-                               const char *b, int64_t n, char *c, int64_t parts)
-{
-    int64_t len = m + n;
-    for (int64_t p = 0; p < parts; p++) {
-        struct merge_task *t = &tasks[p];
-        t->a = a;
-        t->b = b;
-        t->m = m;
-        t->n = n;
-        t->c = c;
-        t->k0 = len * p / parts;
-        t->k1 = len * (p + 1) / parts;
-    }
-    return parts;
-}
-
-void gm_cpu_merge2(gm_width width, const void *a, int64_t m, const void *b, int64_t n,
-                   void *c, int reverse, int nthreads)
-{
-    int64_t parts = parts_for(m + n, m + n, nthreads);
-    struct merge_task small[64];
-    struct merge_task *tasks = parts <= 64 ? small : malloc((size_t)parts * sizeof *tasks);
-    if (!tasks) { /* no memory for the task list: merge on this thread */
-        tasks = small;
-        parts = 1;
-    }
-    add_merge_tasks(tasks, a, m, b, n, c, parts);
-    struct merge_job job = { width, reverse ? -1 : 0, tasks };
-    gm_parallel_for(nthreads, (int)parts, merge_part, &job);
-    if (tasks != small)
-        free(tasks);
-}
-
-void gm_cpu_merge_runs(gm_keys *keys, void **scratch, const int64_t *offsets,
-                       int nruns, int reverse, int nthreads)
-{
-    if (nruns <= 1)
-        return;
-    size_t w = (size_t)keys->width;
-    int64_t *bounds = malloc((size_t)(nruns + 1) * sizeof *bounds);
-    /* Upper bound on tasks in one pass: every pair's parts, plus one per pair. */
-    int64_t max_tasks = parts_for(keys->n, keys->n, nthreads) + nruns;
-    struct merge_task *tasks = malloc((size_t)max_tasks * sizeof *tasks);
-    if (!bounds || !tasks) {
-        /* Without room for the bookkeeping, merge one pair at a time. */
-        free(bounds);
-        free(tasks);
-        for (int r = 1; r < nruns; r++) {
-            gm_cpu_merge2(keys->width, keys->data, offsets[r],
-                          (char *)keys->data + (size_t)offsets[r] * w,
-                          offsets[r + 1] - offsets[r], *scratch, reverse, nthreads);
-            memcpy(keys->data, *scratch, (size_t)offsets[r + 1] * w);
-        }
-        return;
-    }
-    memcpy(bounds, offsets, (size_t)(nruns + 1) * sizeof *bounds);
-    while (nruns > 1) {
-        char *src = keys->data, *dst = *scratch;
-        int64_t ntasks = 0;
-        int out = 0;
-        for (int r = 0; r < nruns; r += 2, out++) {
-            int64_t lo = bounds[r], mid = bounds[r + 1];
-            int64_t hi = r + 1 < nruns ? bounds[r + 2] : mid; /* lone last run: b empty */
-            int64_t parts = parts_for(hi - lo, keys->n, nthreads);
-            ntasks += add_merge_tasks(tasks + ntasks, src + (size_t)lo * w, mid - lo,
-                                      src + (size_t)mid * w, hi - mid,
-                                      dst + (size_t)lo * w, parts);
-            bounds[out] = lo;
-        }
-        bounds[out] = keys->n;
-        nruns = out;
-        struct merge_job job = { keys->width, reverse ? -1 : 0, tasks };
-        gm_parallel_for(nthreads, (int)ntasks, merge_part, &job);
-        *scratch = src;
-        keys->data = dst;
-    }
-    free(bounds);
-    free(tasks);
-}
-
-/* ------------------------------------------------------------------ sort */
 
 enum {
     RADIX_BITS = 8,
@@ -319,23 +181,6 @@ static int counts_to_offsets(int64_t *hist, int64_t stride, int nparts, int64_t 
     return same;
 }
 
-/* Copies [lo, hi) of src to dst on all threads. */
-struct copy_job {
-    const char *src;
-    char *dst;
-    size_t lo, hi;
-    int nparts;
-};
-
-static void copy_part(void *ctx, int part)
-{
-    struct copy_job *j = ctx;
-    size_t n = j->hi - j->lo;
-    size_t a = j->lo + n * (size_t)part / (size_t)j->nparts;
-    size_t b = j->lo + n * (size_t)(part + 1) / (size_t)j->nparts;
-    memcpy(j->dst + a, j->src + a, b - a);
-}
-
 /* Least-significant-digit passes over the keys [lo, hi) of *in on all threads,
  * the digits below top, each pass counting its digit per part and then
  * scattering stably by part; a digit on which every key agrees moves nothing and
@@ -358,13 +203,9 @@ static void lsd_parallel(struct radix_job *job, void *in, void *out, int top, in
         a = b;
         b = t;
     }
-    if (a != in) {
-        struct copy_job c = { a, in, (size_t)job->lo * w, (size_t)job->hi * w,
-                              (int)(n / MIN_KEYS_PER_TASK) + 1 };
-        if (c.nparts > nthreads)
-            c.nparts = nthreads;
-        gm_parallel_for(nthreads, c.nparts, copy_part, &c);
-    }
+    if (a != in)
+        gm_pages_copy((char *)in + (size_t)job->lo * w, (char *)a + (size_t)job->lo * w,
+                      (size_t)n * w, nthreads);
 }
 
 /* Sorts the n keys at p by insertion (for the smallest buckets). */
@@ -459,6 +300,57 @@ static void sort_bucket(void *ctx, int b)
         bucket_body(job, b, 8);
 }
 
+/* The first pass's digit: the most significant digit on which some of the n keys
+ * differ, from the parts' histograms of every digit (count_all's); start[0 ..
+ * RADIX] gets its buckets' bounds. Returns -1 when all keys are equal. */
+static int first_digit(const struct radix_job *job, int64_t n, int64_t start[RADIX + 1])
+{
+    const int64_t *hist = job->hist;
+    int top = -1;
+    for (int d = job->width - 1; d >= 0 && top < 0; d--) {
+        int64_t sum = 0;
+        for (int b = 0; b < RADIX; b++) {
+            start[b] = sum;
+            for (int p = 0; p < job->nparts; p++)
+                sum += hist[p * job->stride + d * RADIX + b];
+            if (sum - start[b] == n)
+                break; /* every key has digit b here */
+            if (b == RADIX - 1)
+                top = d;
+        }
+    }
+    start[RADIX] = n;
+    return top;
+}
+
+/* The buckets of the first pass (in job->dst, bounds start) larger than a share of
+ * the threads' work, which would keep one thread busy while the others wait: each
+ * is sorted by passes on all threads (lsd_parallel), with tmp as the other buffer,
+ * and marked in skip. */
+static void sort_big_buckets(const struct radix_job *job, const int64_t *start, int top,
+                             void *tmp, unsigned char *skip, int nthreads)
+{
+    int64_t n = job->hi - job->lo;
+    int64_t big = nthreads > 1 ? n / (2 * (int64_t)nthreads) : n + 1;
+    if (big < 2 * GM_CPU_MIN_KEYS)
+        big = 2 * GM_CPU_MIN_KEYS;
+    if (big > UINT32_MAX)
+        big = UINT32_MAX; /* a bucket's histograms count in 32 bits */
+    for (int b = 0; b < RADIX && top > 0; b++) {
+        int64_t size = start[b + 1] - start[b];
+        if (size <= big)
+            continue;
+        struct radix_job bj = *job;
+        bj.lo = start[b];
+        bj.hi = start[b + 1];
+        bj.nparts = (int)(size / GM_CPU_MIN_KEYS) + 1;
+        if (bj.nparts > job->nparts)
+            bj.nparts = job->nparts;
+        lsd_parallel(&bj, job->dst, tmp, top, nthreads);
+        skip[b] = 1;
+    }
+}
+
 void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
 {
     if (keys->n < 2)
@@ -475,7 +367,7 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
             insertion_sort(keys->data, n, flip, 8);
         return;
     }
-    int nparts = (int)(n / MIN_KEYS_PER_TASK) + 1;
+    int nparts = (int)(n / GM_CPU_MIN_KEYS) + 1;
     if (nparts > nthreads)
         nparts = nthreads;
     int64_t one[MAX_DIGITS * RADIX]; /* the histograms when there is one part */
@@ -500,26 +392,13 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
     /* Every digit's histogram in one pass; the most significant digit on which
      * some keys differ is the first pass's. */
     gm_parallel_for(nthreads, nparts, count_all, &job);
-    int top = -1;
     int64_t start[RADIX + 1];
-    for (int d = width - 1; d >= 0 && top < 0; d--) {
-        int64_t sum = 0;
-        for (int b = 0; b < RADIX; b++) {
-            start[b] = sum;
-            for (int p = 0; p < nparts; p++)
-                sum += hist[p * job.stride + d * RADIX + b];
-            if (sum - start[b] == n)
-                break; /* every key has digit b here */
-            if (b == RADIX - 1)
-                top = d;
-        }
-    }
+    int top = first_digit(&job, n, start);
     if (top < 0) { /* all keys are equal */
         if (hist != one)
             free(hist);
         return;
     }
-    start[RADIX] = n;
 
     /* First pass: most significant digit first, from the keys into the scratch,
      * which leaves the keys in RADIX buckets of that digit. */
@@ -530,29 +409,10 @@ void gm_cpu_sort(gm_keys *keys, void **scratch, int reverse, int nthreads)
     gm_parallel_for(nthreads, nparts, scatter, &job);
     job.hist = hist;
 
-    /* The buckets, sorted by the digits below. A bucket larger than a share of
-     * the threads' work would keep one thread busy while the others wait: it is
-     * sorted by passes on all threads (lsd_parallel) first, the others one bucket
-     * a task. */
+    /* The buckets, sorted by the digits below: the large ones by passes on all
+     * threads first, the others one bucket a task. */
     unsigned char skip[RADIX] = { 0 };
-    int64_t big = nthreads > 1 ? n / (2 * (int64_t)nthreads) : n + 1;
-    if (big < 2 * MIN_KEYS_PER_TASK)
-        big = 2 * MIN_KEYS_PER_TASK;
-    if (big > UINT32_MAX)
-        big = UINT32_MAX; /* a bucket's histograms count in 32 bits */
-    for (int b = 0; b < RADIX && top > 0; b++) {
-        int64_t size = start[b + 1] - start[b];
-        if (size <= big)
-            continue;
-        struct radix_job bj = job;
-        bj.lo = start[b];
-        bj.hi = start[b + 1];
-        bj.nparts = (int)(size / MIN_KEYS_PER_TASK) + 1;
-        if (bj.nparts > nparts)
-            bj.nparts = nparts;
-        lsd_parallel(&bj, *scratch, keys->data, top, nthreads);
-        skip[b] = 1;
-    }
+    sort_big_buckets(&job, start, top, keys->data, skip, nthreads);
     job.start = start;
     job.skip = skip;
     job.tmp = keys->data;
