@@ -64,6 +64,7 @@ COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
 CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
            core/run.c core/stream.c core/gm.c
+CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c

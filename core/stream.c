@@ -215,6 +215,7 @@ static int input_open(struct stream *s, int i, size_t block, gm_status *st)
     in->zero = s->cfg->zero_terminated;
     in->line_max = s->budget; /* a line must fit in the memory budget */
     in->ahead = s->op == GM_OP_MERGE && s->nthreads >= READ_AHEAD_THREADS;
+    in->threads = s->nthreads; /* --parallel governs the preads too */
     if (!rc)
         rc = gm_input_start(in, block, st);
     s->stats->open += gm_now() - a;
