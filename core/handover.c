@@ -31,6 +31,8 @@
 static int put_keys(const gm_keybuf *kb, int64_t n, char eol, char **buf, size_t *len,
                     size_t *cap, gm_status *st)
 {
+    if (n == 0)
+        return GM_OK;
     size_t need = *len + (size_t)n * 21;
     if (need > *cap) {
         char *p = realloc(*buf, need);
@@ -96,7 +98,7 @@ static int write_keys(int fd, const char *path, const gm_keybuf *kb, char eol, c
 {
     size_t len = 0;
     int rc = put_keys(kb, kb->n, eol, text, &len, cap, st);
-    if (!rc && gm_write_all(fd, *text, len) != 0)
+    if (!rc && len > 0 && gm_write_all(fd, *text, len) != 0)
         rc = gm_fail(st, GM_EIO, "write failed: %s", path);
     return rc;
 }

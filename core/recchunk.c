@@ -63,7 +63,8 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
 static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
 {
     double a = gm_now();
-    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads, st);
+    size_t with_scratch = c->bytes + 2 * c->recs.n * sizeof(gm_rec);
+    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads, with_scratch <= r->budget, st);
     r->sort += gm_now() - a;
     return rc;
 }

@@ -241,6 +241,10 @@ static int run_op(struct rec_run *r, gm_status *st)
     r->out = &sink;
     if (r->op == GM_OP_MERGE)
         rc = spool_aliases(r, &out, st);
+    /* The output is no longer than the regular inputs: its space is reserved on a
+     * thread of its own while they are read and sorted, as the integer path does. */
+    if (!rc && bytes > 0)
+        rc = gm_writer_ahead(&w, bytes, 0, st);
     if (!rc)
         rc = r->op == GM_OP_MERGE ? merge_op(r, st) : gm_records_sort(r, st);
     if (!rc)
