@@ -152,14 +152,15 @@ void gm_lines_close(gm_lines_src *s)
     s->own_fd = 0;
 }
 
-/* Counts the terminators of the read unit [lo, hi) of the block into counts[unit],
- * while its bytes are in cache. */
+/* The block's terminators counted a UNIT at a time as the parallel pread reads it. */
 struct count_job {
     const unsigned char *block;
     unsigned char eol;
-    uint32_t *counts;
+    uint32_t *counts;      /* per UNIT of the block from its start */
 };
 
+/* Unit unit, block[lo, hi), just read: its terminators into counts[unit], while
+ * its bytes are in cache. */
 static void count_unit(void *ctx, int span, int unit, size_t lo, size_t hi)
 {
     const struct count_job *j = ctx;
