@@ -62,8 +62,10 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
-           core/run.c core/stream.c core/gm.c
+CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/cpu.c core/engine.c \
+           core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
+           core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
+CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
@@ -90,7 +92,7 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.

@@ -21,18 +21,13 @@
 #include "output.h"
 #include "records_impl.h"
 #include "recrun.h"
-#include "stream.h"
+#include "plan.h"
 #include "util.h"
 
 enum {
-    DEFAULT_FAN_IN = 16,          /* sort's NMERGE */
-    MIN_BUDGET = 64 << 10,
     CHECK_BLOCK = 16 << 20,
     MERGE_BLOCK = 4 << 20,        /* a merged source's block, at most */
     OUT_BUFFER = 4 << 20,
-    FD_SPARE = 4,                 /* descriptors kept free of inputs and runs: the
-                                   * output's two, a run being written, and one for
-                                   * a moment (an input's spooled copy) */
 };
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi)
@@ -223,10 +218,21 @@ static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
     return GM_OK;
 }
 
-static int run_op(struct rec_run *r, gm_status *st)
+/* Opens the inputs, says the plan (the caller's, else one made now) and runs. */
+static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
 {
     uint64_t bytes;
     int rc = open_inputs(r, &bytes, st);
+    if (!rc && r->cfg->verbose) {
+        gm_plan p;
+        if (plan)
+            p = *plan;
+        else
+            gm_plan_make(&p, r->op, r->cfg, r->nnames);
+        p.total_bytes = (int64_t)bytes;
+        p.records.fan_in = r->fan_in;
+        gm_plan_say(&p, r->cfg, 1);
+    }
     if (rc || r->op == GM_OP_CHECK)
         return rc ? rc : check_op(r, st);
     gm_output out;
@@ -261,27 +267,27 @@ static int run_op(struct rec_run *r, gm_status *st)
     return rc;
 }
 
-/* A run's numbers from the configuration; its arrays for nnames inputs. Returns
- * GM_OK or GM_ENOMEM. */
-static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *const *names,
-                    int nnames, gm_status *st)
+/* A run's numbers from the plan (made here from the configuration when plan is
+ * NULL: a run handed over part-way plans with the descriptors free then); its
+ * arrays for nnames inputs. Returns GM_OK or GM_ENOMEM. */
+static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, const gm_plan *plan,
+                    char *const *names, int nnames, gm_status *st)
 {
     memset(r, 0, sizeof *r);
+    gm_plan made;
+    if (!plan) {
+        gm_plan_make(&made, op, cfg, nnames);
+        plan = &made;
+    }
     r->cfg = cfg;
     r->ks = cfg->keyspec;
     r->op = op;
-    r->nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
-    r->budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
-    if (r->budget < MIN_BUDGET)
-        r->budget = MIN_BUDGET;
+    r->nthreads = plan->records.threads;
+    r->budget = plan->budget;
     /* A merge pass holds its fan-in of inputs or runs open beside the spare;
      * every other input and run is closed until its pass. */
-    r->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    r->fds = gm_fd_room() - FD_SPARE;
-    if (r->fan_in > r->fds)
-        r->fan_in = r->fds > 2 ? r->fds : 2;
-    if (r->fan_in > GM_MERGE_MAX)
-        r->fan_in = GM_MERGE_MAX;
+    r->fan_in = plan->records.fan_in;
+    r->fds = plan->records.fds;
     r->names = names;
     r->nnames = nnames;
     r->srcs = calloc((size_t)nnames, sizeof *r->srcs);
@@ -326,8 +332,8 @@ static void say_run(const struct rec_run *r, double started)
            gm_now() - started, r->read, r->split, r->sort, r->write);
 }
 
-int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
-                   gm_status *st)
+int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
+                   int nnames, gm_status *st)
 {
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
@@ -336,9 +342,9 @@ int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nname
     }
     double started = gm_now();
     struct rec_run r;
-    int rc = rec_init(&r, op, cfg, names, nnames, st);
+    int rc = rec_init(&r, op, cfg, plan, names, nnames, st);
     if (!rc)
-        rc = run_op(&r, st);
+        rc = run_op(&r, plan, st);
     rec_free(&r);
     say_run(&r, started);
     return rc;
@@ -367,7 +373,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
     double started = gm_now();
     char **names = calloc((size_t)n + 1, sizeof *names);
     struct rec_run r;
-    int rc = names ? rec_init(&r, op, cfg, names, n, st)
+    int rc = names ? rec_init(&r, op, cfg, NULL, names, n, st)
                    : gm_fail(st, GM_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         if (names)

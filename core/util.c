@@ -323,13 +323,6 @@ void gm_buf_release(void *p, size_t from, size_t to)
         munmap((void *)lo, hi - lo); /* never the header's page: p is past it */
 }
 
-void gm_touch_pages(void *from, void *to)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (uintptr_t a = ((uintptr_t)from + page - 1) / page * page; a < (uintptr_t)to; a += page)
-        __atomic_fetch_add((unsigned char *)a, 0, __ATOMIC_RELAXED);
-}
-
 void gm_pipe_enlarge(int fd, const struct stat *st)
 {
     enum { PIPE_BYTES = 1 << 20 };

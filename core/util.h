@@ -85,11 +85,6 @@ void gm_buf_free(void *p);
  * block, whose bytes there are no longer needed (gm_buf_free still frees it). */
 void gm_buf_release(void *p, size_t from, size_t to);
 
-/* Faults in, writable, every page whose first byte lies in [from, to), by a locked
- * add of zero to that byte: no byte changes, so another thread may be writing the
- * same memory meanwhile (read(2) into it, or a copy that took it). */
-void gm_touch_pages(void *from, void *to);
-
 /* Writes all of buf at fd, retrying short and interrupted writes. Returns 0 or
  * an errno value. */
 int gm_write_all(int fd, const void *buf, size_t len);

@@ -138,7 +138,7 @@ static int records(gm_op op, const gm_keyspec *ks, const knobs *k, char **names,
     c.message = collect;
     said[0] = '\0';
     st->msg[0] = '\0';
-    return gm_records_run(op, &c, names, n, st);
+    return gm_records_run(op, &c, NULL, names, n, st);
 }
 
 /* One field of a generated line. */

@@ -1065,7 +1065,10 @@ static cmd_result gm_limited(const char *dir, long kib, int piped, const char *a
  * all: a build with AddressSanitizer reserves terabytes of shadow memory. */
 static void need_address_limit(long kib)
 {
-    char *cmd = fmt("ulimit -v %ld; exec '%s' --version", kib, gpumerge_path());
+    /* a sanitizer's own failure goes to the probe's standard error, not to the
+     * reports that sanitize-host counts */
+    char *cmd = fmt("ulimit -v %ld; ASAN_OPTIONS=log_path=stderr UBSAN_OPTIONS=log_path=stderr "
+                    "exec '%s' --version", kib, gpumerge_path());
     cmd_result r = run_sh(NULL, cmd);
     free(cmd);
     int ok = r.status == 0;
