@@ -67,6 +67,7 @@ CORE_SRC = core/status.c core/util.c core/pool.c core/cleanup.c core/input.c cor
            core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
 CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
+CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c

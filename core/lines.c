@@ -1,6 +1,6 @@
 /*
  * lines.c - blocks of whole lines and the records that point into them (see
- * lines.h). A regular file is read by preads on the pool's threads, a pipe by
+ * lines.h). A regular file is read by the parallel pread (pread.h), a pipe by
  * read(2)s; the partial line at a block's end is carried to the front of the
  * next block, and a line longer than a block grows it, as coreutils' sort's
  * fillbuf does. Splitting a block into records counts each piece's lines first so
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "pread.h"
 #include "util.h"
 
 enum {
@@ -151,38 +152,26 @@ void gm_lines_close(gm_lines_src *s)
     s->own_fd = 0;
 }
 
-struct pread_job {
-    int fd;
-    unsigned char *block;  /* the block's start */
-    size_t at, end;        /* read block[at, end) */
-    int64_t off;           /* the file's offset of block[at] */
+/* The block's terminators counted a UNIT at a time as the parallel pread reads it. */
+struct count_job {
+    const unsigned char *block;
     unsigned char eol;
-    uint32_t *counts;      /* NULL, or per UNIT of the block from its start */
-    int err;
+    uint32_t *counts;      /* per UNIT of the block from its start */
 };
 
-/* Unit t: its part of [at, end) read, then its terminators counted. */
-static void pread_unit(void *ctx, int t)
+/* Unit unit, block[lo, hi), just read: its terminators into counts[unit], while
+ * its bytes are in cache. */
+static void count_unit(void *ctx, int span, int unit, size_t lo, size_t hi)
 {
-    struct pread_job *j = ctx;
-    size_t lo = (size_t)t * UNIT, hi = lo + UNIT < j->end ? lo + UNIT : j->end;
-    size_t from = lo > j->at ? lo : j->at;
-    if (from < hi) {
-        int err = gm_pread_all(j->fd, j->block + from, hi - from, j->off + (int64_t)(from - j->at));
-        if (err) {
-            __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
-            return;
-        }
+    const struct count_job *j = ctx;
+    (void)span;
+    uint32_t n = 0;
+    const unsigned char *p = j->block + lo, *e = j->block + hi;
+    while (p < e && (p = memchr(p, j->eol, (size_t)(e - p))) != NULL) {
+        n++;
+        p++;
     }
-    if (j->counts) {
-        uint32_t n = 0;
-        const unsigned char *p = j->block + lo, *e = j->block + hi;
-        while (p < e && (p = memchr(p, j->eol, (size_t)(e - p))) != NULL) {
-            n++;
-            p++;
-        }
-        j->counts[t] = n;
-    }
+    j->counts[unit] = n;
 }
 
 /* Reads up to room bytes at block + at: *got bytes, 0 at the end. A regular
@@ -194,23 +183,22 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
     if (s->regular) {
         size_t n = (int64_t)room < s->left ? room : (size_t)s->left;
         if (n > 0) {
-            struct pread_job j = { s->fd, block, at, at + n, s->off, (unsigned char)s->eol,
-                                   counts, 0 };
-            int units = (int)((at + n + UNIT - 1) / UNIT);
-            gm_parallel_for(nthreads, units, pread_unit, &j);
-            if (j.err < 0)
-                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
-            if (j.err)
-                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(j.err));
+            /* units of the block from its start, each read then counted */
+            gm_pread_span span = { s->fd, s->shown, (char *)block, at, at + n, s->off };
+            struct count_job j = { block, (unsigned char)s->eol, counts };
+            int rc = gm_pread_parallel(&span, 1, UNIT, nthreads, counts ? count_unit : NULL, &j,
+                                       st);
+            if (rc)
+                return rc;
             s->off += (int64_t)n;
             s->left -= (int64_t)n;
         }
         if (s->left == 0) {
             /* a file that grew or shrank underneath is an error, as for the
              * integer path; the offset is left where read(2) would leave it */
-            struct stat sb;
-            if (fstat(s->fd, &sb) != 0 || (int64_t)sb.st_size != s->off)
-                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
+            int rc = gm_pread_check_size(s->fd, s->off, s->shown, st);
+            if (rc)
+                return rc;
             lseek(s->fd, (off_t)s->off, SEEK_SET);
         }
         *got = n;

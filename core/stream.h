@@ -2,9 +2,9 @@
  * stream.h - the streaming data plane: merge, sort and check as stages that pass
  * bounded chunks, in memory set by a budget (-S), not by the inputs' size.
  *
- *   read (input.c: two text blocks per input; parallel preads for a file, or a
+ *   read (reader.c: two text blocks per input; parallel preads for a file, or a
  *         reader thread on four cores or more; a reader thread for a pipe)
- *     -> parse (input.c: each block on all cores, into a key buffer)
+ *     -> parse (input.c, parse.c: each block on all cores, into a key buffer)
  *     -> engine (engine.c: each chunk merged or sorted on the CPU or the GPU)
  *     -> write (writer.c: each chunk formatted on all cores and written in order)
  *        or spill (run.c: a sorted run into a temporary file)

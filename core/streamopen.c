@@ -29,6 +29,7 @@ int gm_stream_input_open(struct stream *s, int i, size_t block, gm_status *st)
     in->zero = s->cfg->zero_terminated;
     in->line_max = s->plan->budget; /* a line must fit in the memory budget */
     in->ahead = s->plan->read_ahead;
+    in->threads = s->plan->threads; /* --parallel governs the preads too */
     if (!rc)
         rc = gm_input_start(in, block, st);
     s->stats->open += gm_now() - a;

@@ -1,6 +1,6 @@
 /*
  * textsort.c - the sort's text path (see textsort.h): every input's bytes read
- * into one buffer by preads on the pool's threads (as input.c reads a regular
+ * into one buffer by the parallel pread (pread.h; as the reader reads a regular
  * file, and before CUDA is needed, so that the read overlaps CUDA's start-up),
  * an end of line added where a file lacks its last one, then gm_gpu_sort_text
  * (cuda/gpu.h), whose staged copies the pool fills, and whose output pieces go to
@@ -22,6 +22,7 @@
 #include "../cuda/gpu.h"
 #include "engine.h"
 #include "pages.h"
+#include "pread.h"
 #include "util.h"
 
 enum { PIECE = 4 << 20 };
@@ -32,31 +33,6 @@ struct file_span {
     uint64_t off;      /* where its bytes lie in the text */
     int stream;        /* a pipe, socket or terminal: read(2) to its end, first */
 };
-
-struct read_task {
-    const struct file_span *file;
-    int64_t lo, hi;    /* within the file's span */
-};
-
-struct read_job {
-    struct read_task *tasks;
-    const struct file_span *files;
-    char *text;
-    int err;           /* an errno, or -1: a file ended early */
-    int bad;           /* the file it happened to */
-};
-
-static void read_piece(void *ctx, int i)
-{
-    struct read_job *job = ctx;
-    const struct read_task *t = &job->tasks[i];
-    int err = gm_pread_all(t->file->fd, job->text + t->file->off + t->lo,
-                           (size_t)(t->hi - t->lo), t->file->at + t->lo);
-    if (err) { /* any one failure is reported */
-        __atomic_store_n(&job->bad, (int)(t->file - job->files), __ATOMIC_RELAXED);
-        __atomic_store_n(&job->err, err, __ATOMIC_RELAXED);
-    }
-}
 
 struct text_ctx {
     int nthreads;
@@ -76,38 +52,25 @@ static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
     return gm_writer_put_text(t->w, text, len, st);
 }
 
-/* Reads every regular file's span into place on the pool, then checks that none
- * changed size (input.c's rule). Returns GM_OK, GM_EIO or GM_ENOMEM. */
+/* Reads every regular file's span into place with the parallel pread, then checks
+ * that none changed size (pread.h's rule). Returns GM_OK, GM_EIO or GM_ENOMEM. */
 static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, int nthreads,
                       gm_status *st)
 {
-    int ntasks = 0;
-    for (int i = 0; i < nins; i++)
-        ntasks += f[i].stream ? 0 : (int)((f[i].size + PIECE - 1) / PIECE);
-    struct read_task *tasks = calloc((size_t)ntasks + 1, sizeof *tasks);
-    if (!tasks)
+    gm_pread_span *spans = calloc((size_t)nins + 1, sizeof *spans);
+    if (!spans)
         return gm_fail(st, GM_ENOMEM, "out of memory reading");
-    int k = 0;
+    int n = 0;
     for (int i = 0; i < nins; i++)
-        for (int64_t lo = 0; !f[i].stream && lo < f[i].size; lo += PIECE)
-            tasks[k++] = (struct read_task){ &f[i], lo, lo + PIECE < f[i].size ? lo + PIECE : f[i].size };
-    struct read_job job = { tasks, f, text, 0, 0 };
-    gm_parallel_for(nthreads, ntasks, read_piece, &job);
-    free(tasks);
-    if (job.err > 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[job.bad].shown, strerror(job.err));
-    if (job.err < 0)
-        return gm_fail(st, GM_EIO, "%s: file changed while reading", ins[job.bad].shown);
-    for (int i = 0; i < nins; i++) {
-        struct stat sb;
-        if (f[i].stream || f[i].fd < 0)
-            continue;
-        if (fstat(f[i].fd, &sb) != 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
-        if ((int64_t)sb.st_size != f[i].at + f[i].size)
-            return gm_fail(st, GM_EIO, "%s: file changed while reading", ins[i].shown);
-    }
-    return GM_OK;
+        if (!f[i].stream && f[i].fd >= 0)
+            spans[n++] = (gm_pread_span){ f[i].fd, ins[i].shown, text + f[i].off, 0,
+                                          (size_t)f[i].size, f[i].at };
+    int rc = gm_pread_parallel(spans, n, PIECE, nthreads, NULL, NULL, st);
+    free(spans);
+    for (int i = 0; i < nins && !rc; i++)
+        if (!f[i].stream && f[i].fd >= 0)
+            rc = gm_pread_check_size(f[i].fd, f[i].at + f[i].size, ins[i].shown, st);
+    return rc;
 }
 
 /* A pipe's bytes land in fresh memory, whose page faults would slow the one thread

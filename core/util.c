@@ -308,22 +308,6 @@ void gm_pipe_enlarge(int fd, const struct stat *st)
         fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES);
 }
 
-int gm_pread_all(int fd, void *buf, size_t len, int64_t off)
-{
-    char *p = buf;
-    while (len > 0) {
-        ssize_t got = pread(fd, p, len, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return got < 0 ? errno : -1;
-        p += got;
-        off += got;
-        len -= (size_t)got;
-    }
-    return 0;
-}
-
 int gm_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;

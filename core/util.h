@@ -95,8 +95,4 @@ int gm_write_all(int fd, const void *buf, size_t len);
  * the two ends. Anything but a pipe is left alone. */
 void gm_pipe_enlarge(int fd, const struct stat *st);
 
-/* Reads len bytes of fd at off into buf, retrying short and interrupted reads.
- * Returns 0, an errno value, or -1 when the file ends first. */
-int gm_pread_all(int fd, void *buf, size_t len, int64_t off);
-
 #endif
