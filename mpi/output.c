@@ -178,11 +178,14 @@ static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, g
     return gm_mpi_agree(m, rc, st);
 }
 
-/* Every rank's slice onto rank 0's standard output, in rank order; collective. */
-static int place_stdout(gm_mpi *m, gm_mpi_spool *sp, gm_status *st)
+/* Every rank's slice onto rank 0's descriptor out (shown: its name), in rank
+ * order; collective. */
+static int place_gather(gm_mpi *m, gm_mpi_spool *sp, int out, const char *shown, int rc,
+                        gm_status *st)
 {
     unsigned char *buf = malloc(CHUNK);
-    int rc = buf ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
+    if (!rc && !buf)
+        rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
     if (m->rank != 0) {
         for (int64_t at = 0; !rc && at < sp->bytes;) {
             int n = sp->bytes - at < CHUNK ? (int)(sp->bytes - at) : CHUNK;
@@ -204,7 +207,7 @@ static int place_stdout(gm_mpi *m, gm_mpi_spool *sp, gm_status *st)
         size_t n = sp->bytes - at < CHUNK ? (size_t)(sp->bytes - at) : CHUNK;
         err = gm_pread_all(sp->fd, buf, n, at);
         if (!err)
-            err = gm_write_all(STDOUT_FILENO, buf, n);
+            err = gm_write_all(out, buf, n);
         at += (int64_t)n;
     }
     for (int r = 1; r < m->size; r++) {
@@ -216,16 +219,15 @@ static int place_stdout(gm_mpi *m, gm_mpi_spool *sp, gm_status *st)
             MPI_Get_count(&ms, MPI_BYTE, &n);
             if (n == 0)
                 break;
-            if (!err)
-                err = gm_write_all(STDOUT_FILENO, buf, (size_t)n);
+            if (!err && !rc)
+                err = gm_write_all(out, buf, (size_t)n);
         }
     }
     free(buf);
     if (!rc && err == EPIPE)
-        rc = gm_fail(st, GM_EPIPE, "write failed: standard output: %s", strerror(EPIPE));
+        rc = gm_fail(st, GM_EPIPE, "write failed: %s: %s", shown, strerror(EPIPE));
     else if (!rc && err)
-        rc = gm_fail(st, GM_EIO, "write failed: standard output: %s",
-                     strerror(err < 0 ? EIO : err));
+        rc = gm_fail(st, GM_EIO, "write failed: %s: %s", shown, strerror(err < 0 ? EIO : err));
     return gm_mpi_agree(m, rc, st);
 }
 
@@ -240,7 +242,27 @@ int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st)
     if (m->rank == 0)
         off = 0;
     MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, m->comm);
-    rc = m->cfg->output ? place_file(m, sp, off, total, st) : place_stdout(m, sp, st);
+    /* -o naming something other than a regular file (a device, a pipe) is
+     * written as standard output is */
+    struct stat sb;
+    const char *target = m->cfg->output;
+    int direct = target && stat(target, &sb) == 0 && !S_ISREG(sb.st_mode);
+    MPI_Bcast(&direct, 1, MPI_INT, 0, m->comm);
+    if (target && !direct) {
+        rc = place_file(m, sp, off, total, st);
+    } else {
+        char shown[512] = "standard output";
+        int fd = STDOUT_FILENO;
+        if (target && m->rank == 0) {
+            gm_quote(target, shown, sizeof shown);
+            fd = open(target, O_WRONLY | O_CLOEXEC);
+            if (fd < 0)
+                rc = gm_fail(st, GM_EIO, "open failed: %s: %s", shown, strerror(errno));
+        }
+        rc = place_gather(m, sp, fd, shown, rc, st);
+        if (fd > STDOUT_FILENO)
+            close(fd);
+    }
     m->bytes_out = (double)mine;
     m->t_write += gm_now() - t0;
     return rc;
