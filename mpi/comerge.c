@@ -7,9 +7,7 @@
  * up to the next), sorts them by line and position (input, offset) and picks as
  * boundary k the sample at which the weights reach T k / P. Rank r then finds,
  * in every input, the first line after boundaries r and r + 1 by a binary search
- * over byte offsets (the co-rank of a merge, lifted from arrays to files: the
- * predicate "the line starting at or after x comes after the boundary" is
- * monotone in x in a sorted input), and merges its slices (core/recmerge) into
+ * over byte offsets (gm_mpi_corank), and merges its slices (core/recmerge) into
  * its spool. The positions are gathered so that slices tile every input even
  * when one is out of order; each slice's first line is checked against the line
  * before it, so a disorder at a slice boundary is found as one inside is. With
@@ -79,34 +77,6 @@ static int take_samples(gm_mpi *m, gm_mpi_input *ins, int nins, struct msample *
     return rc;
 }
 
-/* In input i, the first line start whose line comes after the sample b. */
-static int corank(gm_mpi *m, const gm_mpi_input *in, int i, const struct msample *b,
-                  int64_t *pos, gm_status *st)
-{
-    int64_t lo = 0, hi = in->size;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2, at;
-        unsigned char *line;
-        size_t len;
-        int rc = gm_mpi_line_start(in, m->ks->eol, mid, &at, st);
-        if (!rc && at < in->size)
-            rc = gm_mpi_line_at(in, m->ks->eol, at, &line, &len, st);
-        if (rc)
-            return rc;
-        int after = at >= in->size;
-        if (!after) {
-            after = gm_mpi_cmp_pos(m->ks, line, len, (uint64_t)i, (uint64_t)at, b->line,
-                                   b->len, b->input, b->off) > 0;
-            free(line);
-        }
-        if (after)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return gm_mpi_line_start(in, m->ks->eol, lo, pos, st);
-}
-
 /* pos[k * nins + i]: where rank k's slice of input i begins (k = 0..P). */
 static int slices(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *pos, gm_status *st)
 {
@@ -121,7 +91,9 @@ static int slices(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *pos, gm_statu
         while (b + 1 < n && (cum += s[b].weight) < target)
             b++;
         for (int i = 0; i < nins && !rc; i++)
-            rc = n ? corank(m, &ins[i], i, &s[b], &mine[i], st) : GM_OK;
+            rc = n ? gm_mpi_corank(&ins[i], m->ks, (uint64_t)i, 0, s[b].line, s[b].len,
+                                   s[b].input, s[b].off, &mine[i], st)
+                   : GM_OK;
     }
     for (size_t j = 0; s && j < n; j++)
         free(s[j].line);

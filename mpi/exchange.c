@@ -1,6 +1,6 @@
 /*
  * exchange.c - the sample sort's exchange and merge (see gmpi.h): every rank's
- * sorted records cut by the splitters go to their ranks as line bytes, by
+ * sorted lines, cut by the splitters, go to their ranks as bytes, by
  * MPI_Alltoall of the counts and MPI_Alltoallv of the bytes, in rounds of at
  * most a quarter of the budget over the ranks per destination (a longer line
  * goes alone), so that the send and receive buffers stay bounded whatever the
@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "gmpi.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,49 +51,43 @@ static int grow(unsigned char **buf, size_t *cap, size_t need, gm_status *st)
     return GM_OK;
 }
 
-/* Packs the next lines for every rank, at most round bytes each (a longer line
- * goes alone). Returns GM_OK or GM_ENOMEM; *more: lines are left after these. */
-static int pack(gm_mpi *m, const gm_mpi_local *l, const size_t *cut, gm_mpi_exchange *x,
-                size_t round, int *more, gm_status *st)
+/* Packs the next lines for every rank: about round bytes each, to the end of
+ * the line that crosses round. Returns GM_OK or an error; *more: lines are left
+ * after these. */
+static int pack(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut, gm_mpi_exchange *x,
+                int64_t round, int *more, gm_status *st)
 {
-    const char eol = m->ks->eol;
     size_t total = 0;
+    int rc = GM_OK;
     *more = 0;
-    for (int d = 0; d < m->size; d++) {
-        size_t bytes = 0, i = x->cursor[d];
-        for (; i < cut[d + 1]; i++) {
-            size_t len = gm_rec_len(&l->recs.r[i], eol) + 1;
-            if (bytes > 0 && bytes + len > round)
-                break;
-            bytes += len;
-        }
-        x->sdispl[d] = (int)total;
-        x->scount[d] = (int)bytes;
-        total += bytes;
-    }
-    int rc = grow(&x->sbuf, &x->scap, total + 1, st);
     for (int d = 0; d < m->size && !rc; d++) {
-        unsigned char *at = x->sbuf + x->sdispl[d];
-        size_t i = x->cursor[d];
-        for (int bytes = 0; bytes < x->scount[d]; i++) {
-            size_t len = gm_rec_len(&l->recs.r[i], eol) + 1; /* with its terminator */
-            memcpy(at + bytes, gm_rec_line(&l->recs.r[i]), len);
-            bytes += (int)len;
-        }
-        x->cursor[d] = i;
-        *more |= i < cut[d + 1];
+        int64_t from = x->cursor[d], to = cut[d + 1];
+        if (to - from > round)
+            rc = gm_mpi_line_start(local, m->ks->eol, from + round, &to, st);
+        x->sdispl[d] = (int)total;
+        x->scount[d] = (int)(to - from);
+        total += (size_t)(to - from);
+    }
+    if (!rc)
+        rc = grow(&x->sbuf, &x->scap, total + 1, st);
+    for (int d = 0; d < m->size && !rc; d++) {
+        int err = gm_pread_all(local->fd, x->sbuf + x->sdispl[d], (size_t)x->scount[d],
+                               x->cursor[d]);
+        if (err)
+            rc = gm_fail(st, GM_EIO, "cannot read a temporary file: %s",
+                         strerror(err < 0 ? EIO : err));
+        x->cursor[d] += x->scount[d];
+        *more |= x->cursor[d] < cut[d + 1];
         if (d != m->rank)
             m->bytes_sent += x->scount[d];
     }
     return rc;
 }
 
-/* Sends every rank its records, into x->from[] of every rank. Collective. */
-int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_local *l, const size_t *cut, gm_mpi_exchange *x,
-                    gm_status *st)
+int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
+                        gm_mpi_exchange *x, gm_status *st)
 {
     const int P = m->size;
-    const char eol = m->ks->eol;
     int64_t *send = calloc((size_t)P, sizeof *send);
     x->from = calloc((size_t)P, sizeof *x->from);
     x->expect = calloc((size_t)P, sizeof *x->expect);
@@ -107,8 +102,7 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_local *l, const size_t *cut, gm_
     for (int d = 0; d < P; d++) {
         x->from[d].fd = -1;
         x->cursor[d] = cut[d];
-        for (size_t i = cut[d]; i < cut[d + 1]; i++)
-            send[d] += (int64_t)gm_rec_len(&l->recs.r[i], eol) + 1;
+        send[d] = cut[d + 1] - cut[d];
     }
     MPI_Alltoall(send, 1, MPI_INT64_T, x->expect, 1, MPI_INT64_T, m->comm);
     free(send);
@@ -118,12 +112,12 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_local *l, const size_t *cut, gm_
     int rc = GM_OK;
     for (int s = 0; s < P && !rc; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], coming, st);
-    size_t round = m->budget / (4 * (size_t)P);
+    int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
     for (int go[2] = { 1, rc }; go[0] && !go[1];) {
         int more = 0;
         if (!rc)
-            rc = pack(m, l, cut, x, round, &more, st);
+            rc = pack(m, local, cut, x, round, &more, st);
         if (rc) /* nothing sent from here on */
             for (int d = 0; d < P; d++)
                 x->scount[d] = 0;
@@ -134,7 +128,7 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_local *l, const size_t *cut, gm_
             total += (size_t)x->rcount[s];
         }
         if (grow(&x->rbuf, &x->rcap, total + 1, st) != GM_OK)
-            MPI_Abort(m->comm, 2); /* the round's bytes were promised */
+            MPI_Abort(m->comm, 2); /* the round's bytes are on their way */
         MPI_Alltoallv(x->sbuf, x->scount, x->sdispl, MPI_BYTE, x->rbuf, x->rcount, x->rdispl,
                       MPI_BYTE, m->comm);
         for (int s = 0; s < P && !rc; s++) {

@@ -39,7 +39,8 @@ typedef struct gm_mpi {
     /* -v */
     double bytes_read, bytes_sent, bytes_recv, bytes_out;
     double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
-    int rounds;
+    int rounds;             /* of the exchange */
+    int runs;               /* temporary runs of the local sort */
 } gm_mpi;
 
 /* One input seen by every rank: a regular file and its size (rank 0's). */
@@ -98,7 +99,7 @@ int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eo
 /* ---- output (output.c) */
 
 /* Where a rank's output goes before it is placed: a spool file (in memory when
- * small enough, else in -T), written through a gm_recsink. */
+ * a quarter of the budget, else in -T), written through a gm_recsink. */
 typedef struct gm_mpi_spool {
     int fd;
     char *path;          /* a temporary file's, or NULL (in memory) */
@@ -120,26 +121,20 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
 
 /* ---- the sample sort (samplesort.c, exchange.c) */
 
-/* A rank's lines: blocks and the records that point into them. */
-typedef struct gm_mpi_local {
-    gm_lines_block **blocks;
-    int nblocks, cap;
-    gm_recs recs;
-} gm_mpi_local;
-
 /* The exchange's state: what came from each rank, and the round's buffers. */
 typedef struct gm_mpi_exchange {
     gm_mpi_spool *from;     /* one spool per source rank */
     int64_t *expect;        /* bytes each source sends here */
-    size_t *cursor;         /* the next record to send to each rank */
+    int64_t *cursor;        /* the next byte to send to each rank */
     int *scount, *sdispl, *rcount, *rdispl;
     unsigned char *sbuf, *rbuf;
     size_t scap, rcap;
 } gm_mpi_exchange;
 
-/* Sends records [cut[d], cut[d + 1]) of l to rank d, for every d, in bounded
- * rounds; what comes lands in x->from[source]. Collective; agreed status. */
-int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_local *l, const size_t *cut,
+/* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its
+ * cuts at line starts) to rank d, for every d, in bounded rounds; what comes
+ * lands in x->from[source]. Collective; agreed status. */
+int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
                         gm_mpi_exchange *x, gm_status *st);
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P);
 
@@ -157,6 +152,15 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
 int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st);
 int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st);
 int gm_mpi_check(gm_mpi *m, gm_mpi_input *in, gm_status *st);
+
+/* The co-rank of a merge lifted from arrays to files: in the sorted input in,
+ * from the line start lo on, the first line start whose line, at position
+ * (p0, its offset), comes after the line b at position (b0, b1); in->size when
+ * none does. A binary search over byte offsets: "the line starting at or after
+ * x comes after b" is monotone in x when in is sorted. */
+int gm_mpi_corank(const gm_mpi_input *in, const gm_keyspec *ks, uint64_t p0, int64_t lo,
+                  const unsigned char *b, size_t blen, uint64_t b0, uint64_t b1, int64_t *pos,
+                  gm_status *st);
 
 /* Compares lines a and b by ks, then by their positions (pa, pb: any order
  * that is the input order). */

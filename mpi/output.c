@@ -1,6 +1,6 @@
 /*
  * output.c - where the ranks' output goes (see gmpi.h). A rank's lines are
- * written first into its spool (a memfd when they fit half the budget, else a
+ * written first into its spool (a memfd when they fit a quarter of the budget, else a
  * temporary file in -T); once every rank has its spool, an exclusive prefix sum
  * of their sizes gives each its offset. With -o, rank 0 creates a temporary file
  * beside the target (the target's mode, or 0666 less the umask), sizes it to the
@@ -33,7 +33,7 @@ int gm_mpi_spool_open(gm_mpi *m, gm_mpi_spool *sp, int64_t expect, gm_status *st
 {
     memset(sp, 0, sizeof *sp);
     sp->fd = -1;
-    if (expect <= (int64_t)(m->budget / 2)) {
+    if (expect <= (int64_t)(m->budget / 4)) {
         sp->fd = memfd_create("gpumerge-mpi", MFD_CLOEXEC);
         if (sp->fd >= 0)
             return GM_OK;

@@ -236,6 +236,33 @@ int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eo
     return code;
 }
 
+int gm_mpi_corank(const gm_mpi_input *in, const gm_keyspec *ks, uint64_t p0, int64_t lo,
+                  const unsigned char *b, size_t blen, uint64_t b0, uint64_t b1, int64_t *pos,
+                  gm_status *st)
+{
+    int64_t hi = in->size;
+    while (lo < hi) { /* the least x whose next line start comes after b */
+        int64_t mid = lo + (hi - lo) / 2, at;
+        unsigned char *line;
+        size_t len;
+        int rc = gm_mpi_line_start(in, ks->eol, mid, &at, st);
+        if (!rc && at < in->size)
+            rc = gm_mpi_line_at(in, ks->eol, at, &line, &len, st);
+        if (rc)
+            return rc;
+        int after = at >= in->size;
+        if (!after) {
+            after = gm_mpi_cmp_pos(ks, line, len, p0, (uint64_t)at, b, blen, b0, b1) > 0;
+            free(line);
+        }
+        if (after)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return gm_mpi_line_start(in, ks->eol, lo, pos, st);
+}
+
 int gm_mpi_cmp_pos(const gm_keyspec *ks, const unsigned char *a, size_t alen, uint64_t pa0,
                    uint64_t pa1, const unsigned char *b, size_t blen, uint64_t pb0, uint64_t pb1)
 {

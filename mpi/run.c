@@ -31,14 +31,14 @@ int gm_mpi_agree(gm_mpi *m, int rc, gm_status *st)
     return st->code;
 }
 
-enum { NSTAT = 11 };
+enum { NSTAT = 12 };
 
 /* Rank 0 says every rank's numbers, then the summary. */
 static void report(gm_mpi *m, gm_op op, double took)
 {
     double mine[NSTAT] = { m->bytes_read, m->bytes_sent, m->bytes_recv, m->bytes_out,
                            m->t_read, m->t_sort, m->t_sample, m->t_exchange, m->t_merge,
-                           m->t_write, (double)m->rounds };
+                           m->t_write, (double)m->rounds, (double)m->runs };
     double *all = m->rank == 0 ? calloc((size_t)m->size * NSTAT, sizeof *all) : NULL;
     MPI_Gather(mine, NSTAT, MPI_DOUBLE, all, NSTAT, MPI_DOUBLE, 0, m->comm);
     if (m->rank != 0 || !all)
@@ -49,9 +49,9 @@ static void report(gm_mpi *m, gm_op op, double took)
         const double *v = all + (size_t)r * NSTAT;
         gm_say(cfg, GM_MSG_VERBOSE,
                "rank %d: read %.0f bytes, sent %.0f, received %.0f, wrote %.0f; read %.3f s, "
-               "sort %.3f s, sample %.3f s, exchange %.3f s (%.0f rounds), merge %.3f s, "
-               "write %.3f s",
-               r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10], v[8], v[9]);
+               "sort %.3f s (%.0f temporary runs), sample %.3f s, exchange %.3f s (%.0f rounds), "
+               "merge %.3f s, write %.3f s",
+               r, v[0], v[1], v[2], v[3], v[4], v[5], v[11], v[6], v[7], v[10], v[8], v[9]);
         for (int i = 0; i < NSTAT; i++)
             sum[i] += v[i];
         max_out = v[3] > max_out ? v[3] : max_out;

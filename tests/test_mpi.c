@@ -3,7 +3,8 @@
  * ranks, differential against `LC_ALL=C sort`: sort, merge and check of
  * generated inputs (fields, numbers, ties) with -u, -r, -s and keys; skewed keys
  * (all equal, one hot key, sorted, reversed) under -s and -u, where equal keys
- * are split across ranks; inputs smaller than the number of ranks and empty
+ * are split across ranks; a budget that sends every rank's share through
+ * temporary runs and the exchange through many rounds; inputs smaller than the number of ranks and empty
  * ones (ranks with nothing); standard input (rank 0 alone); errors on one rank
  * (a missing input, a disorder in a merge input on the last rank's slice, a
  * disorder found by check in a later rank's range with its FILE:LINE, a full
@@ -153,16 +154,19 @@ Test(mpi, sort_skewed_keys, .timeout = 120)
         }
 }
 
-Test(mpi, sort_bounded_rounds_and_output_file, .timeout = 120)
+Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
 {
     mpi_bin();
     char *dir = scratch_dir();
-    fields_file(dir, "a", 60000, 3);
-    /* -S 1M: exchanges of 64 KiB per destination, in many rounds */
+    fields_file(dir, "a", 150000, 3);
+    /* -S 1M: each rank's share sorted in temporary runs, exchanged 64 KiB per
+     * destination in many rounds */
     cmd_result g = mpi_run(dir, 3, "sort -S 1M -v -t, -k2,2 -k3,3n -o out a");
     cr_assert_eq(g.status, 0, "%s", g.err);
     cr_assert(strstr(g.err, "mpi: sort on 3 ranks"), "%s", g.err);
     cr_assert_eq(count(g.err, "gpumerge: rank "), 3, "%s", g.err);
+    cr_assert_eq(count(g.err, "(0 temporary runs)"), 0, "%s", g.err);
+    cr_assert_eq(count(g.err, "(1 rounds)"), 0, "%s", g.err);
     cmd_free(&g);
     shell(dir, "LC_ALL=C sort -t, -k2,2 -k3,3n a | cmp - out");
     shell(dir, "test -z \"$(ls -A | grep gpumerge-mpi)\""); /* no temporary file left */
