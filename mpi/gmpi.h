@@ -147,6 +147,11 @@ int gm_mpi_unique_seed(gm_mpi *m, const gm_mpi_exchange *x, unsigned char **seed
 int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
                           size_t seed_len, gm_mpi_spool *out, gm_status *st);
 
+/* The rank's byte range [lo, hi) of the concatenation, sorted (-u applied)
+ * into a new spool (localsort.c). */
+int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
+                      gm_mpi_spool *sorted, gm_status *st);
+
 /* ---- the operations */
 
 int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st);

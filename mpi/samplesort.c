@@ -31,155 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/recrun.h"
-#include "../core/recsort.h"
 #include "../core/util.h"
-
-enum { MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20, DEFAULT_FAN_IN = 16 };
-
-/* The rank's lines while they are read and sorted. */
-struct sorter {
-    gm_mpi *m;
-    gm_lines_block **blocks;
-    int nblocks, cap;
-    size_t bytes;
-    gm_recs recs;
-    gm_recrun *runs;
-    int nruns, runs_cap;
-};
-
-static void chunk_drop(struct sorter *so)
-{
-    for (int i = 0; i < so->nblocks; i++)
-        gm_lines_block_unref(so->blocks[i]);
-    so->nblocks = 0;
-    so->bytes = 0;
-    so->recs.n = 0;
-}
-
-static void sorter_free(struct sorter *so)
-{
-    chunk_drop(so);
-    free(so->blocks);
-    gm_recs_free(&so->recs);
-    for (int i = 0; i < so->nruns; i++)
-        gm_recrun_remove(&so->runs[i]);
-    free(so->runs);
-}
-
-static int chunk_add(struct sorter *so, gm_lines_block *b, gm_status *st)
-{
-    if (so->nblocks == so->cap) {
-        int cap = so->cap ? 2 * so->cap : 16;
-        gm_lines_block **bl = realloc(so->blocks, (size_t)cap * sizeof *bl);
-        if (!bl) {
-            gm_lines_block_unref(b);
-            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
-        }
-        so->blocks = bl;
-        so->cap = cap;
-    }
-    so->blocks[so->nblocks++] = b;
-    so->bytes += b->len;
-    return gm_lines_split(so->m->ks, b, &so->recs, so->m->nthreads, st);
-}
-
-static int chunk_sort(struct sorter *so, gm_status *st)
-{
-    gm_recs *v = &so->recs;
-    if (v->n < 2)
-        return GM_OK;
-    gm_rec *scratch = gm_buf_alloc(v->n * sizeof *scratch, "sorting", st);
-    if (!scratch)
-        return GM_ENOMEM;
-    gm_recsort(so->m->ks, v->r, scratch, v->n, so->m->nthreads);
-    gm_buf_free(scratch);
-    return GM_OK;
-}
-
-/* The chunk sorted into a new run. */
-static int spill(struct sorter *so, gm_status *st)
-{
-    gm_mpi *m = so->m;
-    if (so->nruns == so->runs_cap) {
-        int n = so->runs_cap ? 2 * so->runs_cap : 16;
-        gm_recrun *more = realloc(so->runs, (size_t)n * sizeof *more);
-        if (!more)
-            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
-        so->runs = more;
-        so->runs_cap = n;
-    }
-    int rc = chunk_sort(so, st);
-    if (!rc) {
-        rc = gm_recrun_write(m->ks, so->recs.r, so->recs.n, m->ks->unique, m->cfg->tmpdir,
-                             m->nthreads, &so->runs[so->nruns], st);
-        so->nruns++; /* removed later, also when writing failed */
-        m->runs++;
-    }
-    chunk_drop(so);
-    return rc;
-}
-
-/* Reads the rank's byte range [lo, hi) of the concatenation, spilling runs
- * past the budget. */
-static int read_range(struct sorter *so, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
-                      gm_status *st)
-{
-    gm_mpi *m = so->m;
-    size_t want = m->budget / 8 > MIN_BLOCK ? m->budget / 8 : MIN_BLOCK;
-    int rc = GM_OK;
-    for (int i = 0; i < nins && !rc; i++) {
-        int64_t a = lo > ins[i].base ? lo : ins[i].base;
-        int64_t b = hi < ins[i].base + ins[i].size ? hi : ins[i].base + ins[i].size;
-        if (a >= b)
-            continue;
-        gm_lines_src s;
-        rc = gm_mpi_src_range(&s, &ins[i], m->ks->eol, a - ins[i].base, b - a, st);
-        while (!rc && !s.done) {
-            gm_lines_block *blk;
-            rc = gm_lines_read(&s, want, 0, m->nthreads, &blk, st);
-            if (!rc && blk)
-                rc = chunk_add(so, blk, st);
-            if (!rc && so->bytes + 2 * so->recs.n * sizeof(gm_rec) > m->budget)
-                rc = spill(so, st);
-        }
-        gm_lines_close(&s);
-        m->bytes_read += (double)(b - a);
-    }
-    return rc;
-}
-
-/* The rank's lines, sorted (-u applied), into the spool out. */
-static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
-{
-    gm_mpi *m = so->m;
-    gm_recsink sink;
-    gm_recsink_init(&sink, m->ks, NULL, out->fd, "a temporary file", m->ks->unique,
-                    m->nthreads, OUT_BUFFER);
-    int rc = GM_OK;
-    if (so->nruns == 0) {
-        rc = chunk_sort(so, st);
-        if (!rc)
-            rc = gm_recsink_put_all(&sink, so->recs.r, so->recs.n, st);
-    } else {
-        if (so->recs.n > 0)
-            rc = spill(so, st);
-        int fan_in = m->cfg->batch_size >= 2 ? m->cfg->batch_size : DEFAULT_FAN_IN, passes = 0;
-        size_t block = m->budget / (4 * (size_t)(fan_in + 1));
-        gm_recmerge_opts o = { m->ks, block < MIN_BLOCK ? MIN_BLOCK : block, 0, m->nthreads };
-        if (!rc)
-            rc = gm_recrun_merge(&o, so->runs, so->nruns, fan_in, m->cfg->tmpdir, m->ks->unique,
-                                 &sink, &passes, st);
-        so->nruns = 0; /* gm_recrun_merge removed them */
-    }
-    if (!rc)
-        rc = gm_recsink_flush(&sink, st);
-    out->bytes = sink.bytes;
-    gm_recsink_free(&sink);
-    chunk_drop(so);
-    gm_recs_free(&so->recs);
-    return rc;
-}
 
 /* Where each rank's range begins: T r / P moved to the next line start. */
 static int range_starts(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *starts,
@@ -335,11 +187,8 @@ static int cuts(gm_mpi *m, const gm_mpi_input *local, const struct sample *spl, 
 int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
 {
     const int P = m->size;
-    struct sorter so;
     gm_mpi_exchange x;
-    memset(&so, 0, sizeof so);
     memset(&x, 0, sizeof x);
-    so.m = m;
     int64_t *starts = calloc((size_t)P + 1, sizeof *starts), *cut = calloc((size_t)P + 1, sizeof *cut);
     struct sample *spl = calloc((size_t)P, sizeof *spl);
     if (!starts || !spl || !cut)
@@ -351,16 +200,9 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     double t0 = gm_now();
     int rc = range_starts(m, ins, nins, starts, st);
     if (!rc)
-        rc = read_range(&so, ins, nins, starts[m->rank], starts[m->rank + 1], st);
-    double t1 = gm_now();
-    if (!rc)
-        rc = gm_mpi_spool_open(m, &sorted, starts[m->rank + 1] - starts[m->rank], st);
-    if (!rc)
-        rc = sort_into(&so, &sorted, st);
-    sorter_free(&so);
+        rc = gm_mpi_local_sort(m, ins, nins, starts[m->rank], starts[m->rank + 1], &sorted, st);
     double t2 = gm_now();
-    m->t_read += t1 - t0;
-    m->t_sort += t2 - t1;
+    m->t_sort += t2 - t0 - m->t_read;
     rc = gm_mpi_agree(m, rc, st);
     gm_mpi_input local = { .fd = sorted.fd, .size = sorted.bytes };
     snprintf(local.shown, sizeof local.shown, "a temporary file");
