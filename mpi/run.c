@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../core/cleanup.h"
+#include "../core/engine.h"
 #include "../core/stream.h"
 #include "../core/util.h"
 
@@ -106,6 +107,10 @@ int gm_mpi_run(gm_op op, const gm_config *cfg, char *const *names, int nnames, M
     if (cfg->strict)
         return gm_fail(st, GM_EUSAGE, "--strict is not supported across ranks; run "
                                       "gpumerge-mpi with one rank, or gpumerge");
+    int done = 1; /* --device=gpu without a usable GPU on any rank fails first */
+    rc = gm_mpi_agree(&m, gm_engine_prepare(cfg, 1, &done, st), st);
+    if (rc)
+        return rc;
     gm_mpi_input *ins = NULL;
     int regular = 0;
     rc = gm_mpi_inputs(&m, names, nnames, &ins, &regular, st);

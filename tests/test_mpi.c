@@ -9,7 +9,8 @@
  * (a missing input, a disorder in a merge input on the last rank's slice, a
  * disorder found by check in a later rank's range with its FILE:LINE, a full
  * device), each reported once, exit 2 (1 for check's disorder) and -o left as
- * it was; -v's summary; --strict refused.
+ * it was; -v's summary; --strict refused; --device=gpu as one process has it
+ * (an error on a machine without a GPU, the same bytes on one with).
  *
  * $GPUMERGE_MPI names the binary (the Makefile sets it when mpicc was found);
  * without it, or without mpirun, every test is skipped and says why.
@@ -42,7 +43,8 @@ static const char *mpi_bin(void)
 static cmd_result mpi_run(const char *dir, int np, const char *args)
 {
     char *cmd;
-    cr_assert(asprintf(&cmd, MPIRUN " -np %d %s --device=cpu %s", np, mpi_bin(), args) > 0);
+    cr_assert(asprintf(&cmd, MPIRUN " -np %d %s %s %s", np, mpi_bin(),
+                       strstr(args, "--device") ? "" : "--device=cpu", args) > 0);
     cmd_result r = run_sh(dir, cmd);
     free(cmd);
     return r;
@@ -278,5 +280,24 @@ Test(mpi, errors_reported_once, .timeout = 60)
     g = mpi_run(dir, 2, "sort --no-such-option a");
     cr_assert_eq(g.status, 2);
     cr_assert_eq(count(g.err, "unrecognized option"), 1, "%s", g.err);
+    cmd_free(&g);
+}
+
+Test(mpi, device_gpu_as_one_process, .timeout = 60)
+{
+    mpi_bin();
+    char *dir = scratch_dir();
+    shell(dir, "seq 100 -1 1 > a");
+    /* whatever this machine has: the status and message one process gives */
+    char *cmd;
+    cr_assert(asprintf(&cmd, "%s sort --device=gpu a", gpumerge_path()) > 0);
+    cmd_result one = run_sh(dir, cmd), g = mpi_run(dir, 2, "sort --device=gpu a");
+    free(cmd);
+    cr_assert_eq(g.status, one.status, "%s / %s", g.err, one.err);
+    if (one.status != 0)
+        cr_assert_str_eq(g.err, one.err);
+    else
+        cr_assert(g.out_len == one.out_len && memcmp(g.out, one.out, one.out_len) == 0);
+    cmd_free(&one);
     cmd_free(&g);
 }
