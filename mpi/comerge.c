@@ -207,7 +207,7 @@ int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     const int64_t *lo = pos + (size_t)m->rank * nins, *hi = lo + nins;
     unsigned char *seed = NULL;
     size_t seed_len = 0;
-    gm_mpi_spool out = { -1, NULL, 0 };
+    gm_mpi_spool out = { -1, NULL, 0, 0 };
     int64_t expect = 0;
     for (int i = 0; i < nins; i++)
         expect += hi[i] - lo[i];

@@ -205,13 +205,19 @@ int gm_mpi_unique_seed(gm_mpi *m, const gm_mpi_exchange *x, unsigned char **seed
 }
 
 /* Merges the spools received, stably by source rank, into out. */
-int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
-                          size_t seed_len, gm_mpi_spool *out, gm_status *st)
+/* The records way of gm_mpi_merge_received. */
+static int merge_records(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
+                         size_t seed_len, gm_mpi_spool *out, gm_status *st)
 {
     const int P = m->size;
+    int64_t coming = 0;
+    for (int s = 0; s < P; s++)
+        coming += x->from[s].bytes;
     gm_lines_src *srcs = calloc((size_t)P, sizeof *srcs);
     gm_lines_src **ptr = calloc((size_t)P, sizeof *ptr);
-    int rc = srcs && ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging"), k = 0;
+    int rc = srcs && ptr ? gm_mpi_spool_open(m, out, coming, st)
+                         : gm_fail(st, GM_ENOMEM, "out of memory merging");
+    int k = 0;
     for (int s = 0; s < P && !rc; s++) {
         if (x->from[s].bytes == 0)
             continue;
@@ -241,3 +247,30 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
     return rc;
 }
 
+int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
+                          size_t seed_len, gm_mpi_spool *out, gm_status *st)
+{
+    if (!gm_mpi_use_gm_run(m))
+        return merge_records(m, x, seed, seed_len, out, st);
+    int *fds = calloc((size_t)m->size + 1, sizeof *fds), k = 0;
+    if (!fds)
+        return gm_fail(st, GM_ENOMEM, "out of memory merging");
+    for (int s = 0; s < m->size; s++)
+        if (x->from[s].bytes > 0 && lseek(x->from[s].fd, 0, SEEK_SET) == 0)
+            fds[k++] = x->from[s].fd;
+    int rc = gm_mpi_by_gm_run(m, GM_OP_MERGE, fds, k, out, st);
+    free(fds);
+    if (rc || !seed || out->bytes == 0)
+        return rc;
+    /* -u: a first line equal to the ranks' before is theirs */
+    gm_mpi_input in = { .fd = out->fd, .size = out->bytes };
+    snprintf(in.shown, sizeof in.shown, "a temporary file");
+    unsigned char *line;
+    size_t len;
+    rc = gm_mpi_line_at(&in, m->ks->eol, 0, &line, &len, st);
+    if (!rc && gm_line_cmp(m->ks, line, len, seed, seed_len) == 0)
+        out->skip = (int64_t)len + 1 > out->bytes ? out->bytes : (int64_t)len + 1;
+    if (!rc)
+        free(line);
+    return rc;
+}

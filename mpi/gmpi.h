@@ -104,6 +104,7 @@ typedef struct gm_mpi_spool {
     int fd;
     char *path;          /* a temporary file's, or NULL (in memory) */
     int64_t bytes;
+    int64_t skip;        /* bytes at its start that are not output */
 } gm_mpi_spool;
 
 int gm_mpi_spool_open(gm_mpi *m, gm_mpi_spool *sp, int64_t expect, gm_status *st);
@@ -143,7 +144,8 @@ void gm_mpi_exchange_free(gm_mpi_exchange *x, int P);
 int gm_mpi_unique_seed(gm_mpi *m, const gm_mpi_exchange *x, unsigned char **seed,
                        size_t *seed_len, gm_status *st);
 
-/* Merges what came, stably by source rank, into out (seed: -u's last line). */
+/* Merges what came, stably by source rank, into a new spool out (seed: -u's
+ * last line, which out skips when it begins with an equal one). */
 int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
                           size_t seed_len, gm_mpi_spool *out, gm_status *st);
 
@@ -151,6 +153,16 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
  * into a new spool (localsort.c). */
 int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                       gm_mpi_spool *sorted, gm_status *st);
+
+/* Whether the one-process program does a rank's own sort and merge: when its
+ * integer path may serve the order (whole lines by -n) or the rank has a GPU to
+ * use (localsort.c). */
+int gm_mpi_use_gm_run(const gm_mpi *m);
+
+/* op by gm_run over the n descriptors (read from their offsets) into a new
+ * spool, a temporary file. */
+int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *out,
+                     gm_status *st);
 
 /* ---- the operations */
 

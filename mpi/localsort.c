@@ -227,52 +227,65 @@ static void local_say(void *ctx, gm_message kind, const char *text)
     cfg->message(cfg->message_ctx, kind, buf);
 }
 
+int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *out,
+                     gm_status *st)
+{
+    char *path = NULL, (*names)[32] = calloc((size_t)n + 1, sizeof *names);
+    char **ptr = calloc((size_t)n + 1, sizeof *ptr);
+    int fd = -1;
+    int rc = names && ptr ? gm_temp_create(m->cfg->tmpdir, "gpumerge-mpi.", &fd, &path, st)
+                          : gm_fail(st, GM_ENOMEM, "out of memory");
+    if (fd >= 0)
+        close(fd);
+    if (!rc) {
+        for (int i = 0; i < n; i++) {
+            snprintf(names[i], sizeof names[i], "/proc/self/fd/%d", fds[i]);
+            ptr[i] = names[i];
+        }
+        gm_config c = *m->cfg;
+        c.output = path;
+        c.threads = m->nthreads;
+        c.buffer_size = m->budget;
+        c.message = m->rank == 0 && c.message ? local_say : NULL;
+        c.message_ctx = (void *)m->cfg;
+        c.last = 1;
+        rc = n ? gm_run(op, &c, ptr, n, st) : GM_OK;
+    }
+    free(names);
+    free(ptr);
+    if (!rc && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
+    if (rc) {
+        if (path)
+            gm_temp_remove(path);
+        free(path);
+        return rc;
+    }
+    memset(out, 0, sizeof *out);
+    out->fd = fd;
+    out->path = path;
+    out->bytes = (int64_t)lseek(fd, 0, SEEK_END);
+    return GM_OK;
+}
+
 static int sort_by_gm_run(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                           gm_mpi_spool *sorted, gm_status *st)
 {
     gm_mpi_spool in;
-    char *out = NULL;
-    int fd = -1;
     double t0 = gm_now();
     int rc = gm_mpi_spool_open(m, &in, hi - lo, st);
     if (!rc)
         rc = copy_range(m, ins, nins, lo, hi, in.fd, st);
     m->t_read += gm_now() - t0;
     if (!rc)
-        rc = gm_temp_create(m->cfg->tmpdir, "gpumerge-mpi.", &fd, &out, st);
-    if (fd >= 0)
-        close(fd);
-    if (!rc) {
-        char name[64];
-        snprintf(name, sizeof name, "/proc/self/fd/%d", in.fd);
-        char *names[] = { name };
-        gm_config c = *m->cfg;
-        c.output = out;
-        c.threads = m->nthreads;
-        c.buffer_size = m->budget;
-        c.message = m->rank == 0 && c.message ? local_say : NULL;
-        c.message_ctx = (void *)m->cfg;
-        c.last = 1;
-        rc = gm_run(GM_OP_SORT, &c, names, 1, st);
-    }
+        rc = gm_mpi_by_gm_run(m, GM_OP_SORT, &in.fd, 1, sorted, st);
     gm_mpi_spool_close(&in);
-    if (!rc && (fd = open(out, O_RDONLY | O_CLOEXEC)) < 0)
-        rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
-    if (rc) {
-        if (out)
-            gm_temp_remove(out);
-        free(out);
-        return rc;
-    }
-    sorted->fd = fd;
-    sorted->path = out;
-    sorted->bytes = (int64_t)lseek(fd, 0, SEEK_END);
-    return GM_OK;
+    return rc;
 }
 
 /* Whether the one-process program sorts the range: when its integer path may
  * serve the order (whole lines by -n), or the rank has a GPU it may use. */
-static int by_gm_run(const gm_mpi *m)
+int gm_mpi_use_gm_run(const gm_mpi *m)
 {
     return m->ks->whole_line_numeric || m->cfg->device == GM_DEVICE_GPU ||
            (m->cfg->device == GM_DEVICE_AUTO && access("/dev/nvidiactl", F_OK) == 0);
@@ -281,7 +294,7 @@ static int by_gm_run(const gm_mpi *m)
 int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                       gm_mpi_spool *sorted, gm_status *st)
 {
-    if (by_gm_run(m))
+    if (gm_mpi_use_gm_run(m))
         return sort_by_gm_run(m, ins, nins, lo, hi, sorted, st);
     struct sorter so;
     memset(&so, 0, sizeof so);

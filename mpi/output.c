@@ -70,11 +70,12 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
 
 /* Copies the spool's bytes to fd at off. Returns 0 or an errno value (-1: the
  * spool ended early). */
-static int copy_at(int from, int to, int64_t len, int64_t off, unsigned char *buf)
+static int copy_at(const gm_mpi_spool *sp, int to, int64_t off, unsigned char *buf)
 {
+    const int64_t len = sp->bytes - sp->skip;
     for (int64_t at = 0; at < len;) {
         size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
-        int err = gm_pread_all(from, buf, n, at);
+        int err = gm_pread_all(sp->fd, buf, n, sp->skip + at);
         if (err)
             return err;
         for (size_t done = 0; done < n;) {
@@ -150,12 +151,13 @@ static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, g
     MPI_Bcast(path, sizeof path, MPI_CHAR, 0, m->comm);
     char shown[512];
     gm_quote(target, shown, sizeof shown);
-    unsigned char *buf = sp->bytes ? malloc(CHUNK) : NULL;
-    if (sp->bytes && !buf)
+    const int64_t len = sp->bytes - sp->skip;
+    unsigned char *buf = len ? malloc(CHUNK) : NULL;
+    if (len && !buf)
         rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
-    int fd = !rc && sp->bytes ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-    if (!rc && sp->bytes) {
-        int err = fd < 0 ? errno : copy_at(sp->fd, fd, sp->bytes, off, buf);
+    int fd = !rc && len ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+    if (!rc && len) {
+        int err = fd < 0 ? errno : copy_at(sp, fd, off, buf);
         if (fd >= 0 && close(fd) != 0 && !err)
             err = errno;
         if (err)
@@ -187,7 +189,7 @@ static int place_gather(gm_mpi *m, gm_mpi_spool *sp, int out, const char *shown,
     if (!rc && !buf)
         rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
     if (m->rank != 0) {
-        for (int64_t at = 0; !rc && at < sp->bytes;) {
+        for (int64_t at = sp->skip; !rc && at < sp->bytes;) {
             int n = sp->bytes - at < CHUNK ? (int)(sp->bytes - at) : CHUNK;
             int err = gm_pread_all(sp->fd, buf, (size_t)n, at);
             if (err) {
@@ -203,7 +205,7 @@ static int place_gather(gm_mpi *m, gm_mpi_spool *sp, int out, const char *shown,
         return gm_mpi_agree(m, rc, st);
     }
     int err = 0;
-    for (int64_t at = 0; !rc && !err && at < sp->bytes;) {
+    for (int64_t at = sp->skip; !rc && !err && at < sp->bytes;) {
         size_t n = sp->bytes - at < CHUNK ? (size_t)(sp->bytes - at) : CHUNK;
         err = gm_pread_all(sp->fd, buf, n, at);
         if (!err)
@@ -237,7 +239,7 @@ int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st)
     if (rc)
         return rc;
     double t0 = gm_now();
-    int64_t mine = sp->bytes, off = 0, total = 0;
+    int64_t mine = sp->bytes - sp->skip, off = 0, total = 0;
     MPI_Exscan(&mine, &off, 1, MPI_INT64_T, MPI_SUM, m->comm);
     if (m->rank == 0)
         off = 0;

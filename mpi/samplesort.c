@@ -196,7 +196,7 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     char *pool = NULL;
     unsigned char *seed = NULL;
     size_t seed_len = 0;
-    gm_mpi_spool sorted = { -1, NULL, 0 }, out = { -1, NULL, 0 };
+    gm_mpi_spool sorted = { -1, NULL, 0, 0 }, out = { -1, NULL, 0, 0 };
     double t0 = gm_now();
     int rc = range_starts(m, ins, nins, starts, st);
     if (!rc)
@@ -220,12 +220,7 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     if (!rc && m->ks->unique)
         rc = gm_mpi_agree(m, gm_mpi_unique_seed(m, &x, &seed, &seed_len, st), st);
     if (!rc) {
-        int64_t coming = 0;
-        for (int s = 0; s < P; s++)
-            coming += x.from[s].bytes;
-        rc = gm_mpi_spool_open(m, &out, coming, st);
-        if (!rc)
-            rc = gm_mpi_merge_received(m, &x, seed, seed_len, &out, st);
+        rc = gm_mpi_merge_received(m, &x, seed, seed_len, &out, st);
         gm_mpi_exchange_free(&x, P);
         m->t_merge += gm_now() - t4;
         rc = gm_mpi_place(m, &out, rc, st);
