@@ -100,7 +100,7 @@ MPICC_FOUND := $(shell command -v mpicc 2>/dev/null)
 ifeq ($(origin MPICC),undefined)
   MPICC  := $(MPICC_FOUND)
 endif
-MPI_PROG = $(if $(MPICC),gpumerge-mpi)
+MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
 TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package mpi
@@ -135,10 +135,10 @@ $(BUILD)/cli/mpi_main.o: cli/mpi_main.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-gpumerge-mpi: $(MPI_OBJ) $(BUILD)/tests/cli_main.o $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
+$(MPI_PROG): $(MPI_OBJ) $(BUILD)/tests/cli_main.o $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
               $(CORE_OBJ) $(GPU_OBJ)
 	$(MPICC) $(GM_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
-	@echo "built ./gpumerge-mpi with Open MPI ($(MPICC))"
+	@echo "built ./$@ with Open MPI ($(MPICC))"
 
 # --version names the version and the engine: version.o is rebuilt when either
 # changes.

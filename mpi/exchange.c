@@ -112,9 +112,12 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     int rc = GM_OK;
     for (int s = 0; s < P && !rc; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], coming, st);
+    rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
+    if (rc)
+        return rc;
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
-    for (int go[2] = { 1, rc }; go[0] && !go[1];) {
+    for (int go[2] = { 1, 0 }; go[0] && !go[1];) {
         int more = 0;
         if (!rc)
             rc = pack(m, local, cut, x, round, &more, st);
