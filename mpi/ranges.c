@@ -159,8 +159,7 @@ int gm_mpi_line_before(const gm_mpi_input *in, char eol, int64_t off, unsigned c
         }
         hi = lo;
     }
-    int rc = gm_mpi_line_at(in, eol, start, line, len, st);
-    return rc;
+    return gm_mpi_line_at(in, eol, start, line, len, st);
 }
 
 int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t off,
@@ -183,19 +182,21 @@ int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t 
 static int64_t lines_before(const gm_mpi_input *in, char eol, int64_t off)
 {
     unsigned char *buf = malloc(COUNT_PIECE);
+    if (!buf)
+        return -1;
     int64_t n = 0;
-    for (int64_t at = 0; buf && at < off; at += COUNT_PIECE) {
+    for (int64_t at = 0; at < off && n >= 0; at += COUNT_PIECE) {
         size_t len = off - at < COUNT_PIECE ? (size_t)(off - at) : COUNT_PIECE;
         if (gm_pread_all(in->fd, buf, len, at) != 0) {
-            free(buf);
-            return -1;
+            n = -1;
+            break;
         }
         for (const unsigned char *p = buf, *end = buf + len;
              (p = memchr(p, (unsigned char)eol, (size_t)(end - p))) != NULL; p++)
             n++;
     }
     free(buf);
-    return buf ? n : -1;
+    return n;
 }
 
 void gm_mpi_renumber(gm_status *st, const gm_mpi_input *in, char eol, int64_t off)
