@@ -248,7 +248,7 @@ int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *o
         c.buffer_size = m->budget;
         c.message = m->rank == 0 && c.message ? local_say : NULL;
         c.message_ctx = (void *)m->cfg;
-        c.last = 1;
+        c.last = op == GM_OP_MERGE; /* the sort's CUDA context serves the merge */
         rc = n ? gm_run(op, &c, ptr, n, st) : GM_OK;
     }
     free(names);
