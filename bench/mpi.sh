@@ -33,7 +33,7 @@ best() { # best wall-clock seconds of REPEAT runs of "$@"
         s=$(date +%s.%N)
         "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
         e=$(date +%s.%N)
-        b=$(echo "$e - $s" | bc | awk -v b="$b" '{ print (b == "" || $1 < b) ? $1 : b }')
+        b=$(awk -v s="$s" -v e="$e" -v b="$b" 'BEGIN { d = e - s; print (b == "" || d < b) ? d : b }')
     done
     printf '%.3f' "$b"
 }
