@@ -14,6 +14,7 @@
 #include "gmpi.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,8 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
         return rc;
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
+    if (round > (INT_MAX / 2) / P) /* MPI's counts and displacements are ints */
+        round = (INT_MAX / 2) / P;
     for (int go[2] = { 1, 0 }; go[0] && !go[1];) {
         int more = 0;
         if (!rc)
