@@ -13,7 +13,8 @@
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
-#   make install PREFIX=/usr/local     binary (with its symbols), man page, bash completion
+#   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
+#                        built), man page, bash completion
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
@@ -114,7 +115,7 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 all: $(PROG) $(MPI_PROG) $(BUILD)/man/gpumerge.1
 ifeq ($(MPICC),)
-	@echo "no mpicc found: gpumerge-mpi not built (make openmpi installs Open MPI)"
+	@echo "gpumerge-mpi not built: no mpicc (make openmpi installs Open MPI)"
 endif
 
 $(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
@@ -356,6 +357,8 @@ INSTALL_DATA    = $(INSTALL) -m 644
 install: $(PROG) $(BUILD)/man/gpumerge.1
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS)
 	$(INSTALL_PROGRAM) $(PROG) $(DESTDIR)$(BINDIR)/gpumerge
+	@if [ -n "$(MPI_PROG)" ] && [ -f "$(MPI_PROG)" ]; then \
+	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
 
@@ -363,7 +366,8 @@ install-strip:
 	$(MAKE) --no-print-directory INSTALL_PROGRAM='$(INSTALL_PROGRAM) -s' install
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
+	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
+	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge
 
 # ---------------------------------------------------------------- dist
