@@ -171,6 +171,13 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     cr_assert_eq(count(g.err, "(1 rounds)"), 0, "%s", g.err);
     cmd_free(&g);
     shell(dir, "LC_ALL=C sort -t, -k2,2 -k3,3n a | cmp - out");
+    /* an existing -o keeps its mode */
+    shell(dir, "chmod 640 out");
+    cmd_result m = mpi_run(dir, 2, "sort -r -o out out");
+    cr_assert_eq(m.status, 0, "%s", m.err);
+    cmd_free(&m);
+    shell(dir, "test \"$(stat -c %a out)\" = 640 && LC_ALL=C sort -t, -k2,2 -k3,3n a | "
+               "LC_ALL=C sort -n -r | cmp - out");
     shell(dir, "test -z \"$(ls -A | grep gpumerge-mpi)\""); /* no temporary file left */
 }
 
@@ -268,6 +275,10 @@ Test(mpi, errors_reported_once, .timeout = 60)
     cr_assert_str_eq(g.err, "gpumerge: cannot read: missing: No such file or directory\n");
     cmd_free(&g);
     shell(dir, "test \"$(cat out)\" = keep");
+    g = mpi_run(dir, 3, "sort -o no/such/dir/out a");
+    cr_assert_eq(g.status, 2);
+    cr_assert_str_eq(g.err, "gpumerge: open failed: no/such/dir/out: No such file or directory\n");
+    cmd_free(&g);
     g = mpi_run(dir, 2, "sort -o /dev/full a");
     cr_assert_eq(g.status, 2);
     cr_assert_str_eq(g.err, "gpumerge: write failed: /dev/full: No space left on device\n");
