@@ -7,8 +7,9 @@
  * up to the next), sorts them by line and position (input, offset) and picks as
  * boundary k the sample at which the weights reach T k / P. Rank r then finds,
  * in every input, the first line after boundaries r and r + 1 by a binary search
- * over byte offsets (gm_mpi_corank), and merges its slices (core/recmerge) into
- * its spool. The positions are gathered so that slices tile every input even
+ * over byte offsets (gm_mpi_corank), and merges its slices into its spool: by
+ * gm_run on copies of them where gm_mpi_use_gm_run says so (the integer merge,
+ * the GPU), else by core/recmerge. The positions are gathered so that slices tile every input even
  * when one is out of order; each slice's first line is checked against the line
  * before it, so a disorder at a slice boundary is found as one inside is. With
  * -u the greatest line before the rank's slices seeds the sink.
@@ -20,8 +21,11 @@
 #define _GNU_SOURCE
 #include "gmpi.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/recmerge.h"
 #include "../core/util.h"
@@ -192,6 +196,44 @@ static int merge_slices(gm_mpi *m, gm_mpi_input *ins, int nins, const int64_t *l
     return rc;
 }
 
+/* Merges the rank's slices by gm_run (the integer merge, the GPU) on copies of
+ * them; a message about a copy is made one about its input. */
+static int merge_copies(gm_mpi *m, gm_mpi_input *ins, int nins, const int64_t *lo,
+                        const int64_t *hi, const unsigned char *seed, size_t seed_len,
+                        gm_mpi_spool *out, gm_status *st)
+{
+    gm_mpi_spool *sp = calloc((size_t)nins + 1, sizeof *sp);
+    int *fds = calloc((size_t)nins + 1, sizeof *fds), *which = calloc((size_t)nins + 1, sizeof *which);
+    int rc = sp && fds && which ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging"), k = 0;
+    for (int i = 0; i < nins && !rc; i++) {
+        if (lo[i] == hi[i])
+            continue;
+        rc = gm_mpi_spool_open(m, &sp[k], hi[i] - lo[i], st);
+        if (rc)
+            break;
+        k++;
+        rc = gm_mpi_copy_range(m, &ins[i], 1, ins[i].base + lo[i], ins[i].base + hi[i],
+                               sp[k - 1].fd, st);
+        if (!rc && lseek(sp[k - 1].fd, 0, SEEK_SET) != 0)
+            rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
+        fds[k - 1] = sp[k - 1].fd;
+        which[k - 1] = i;
+    }
+    if (!rc)
+        rc = gm_mpi_by_gm_run(m, GM_OP_MERGE, fds, k, out, st);
+    for (int j = 0; rc == GM_EINPUT && j < k; j++) {
+        char name[64];
+        snprintf(name, sizeof name, "/proc/self/fd/%d", fds[j]);
+        gm_mpi_rename(st, name, &ins[which[j]], m->ks->eol, lo[which[j]]);
+    }
+    for (int j = 0; sp && j < k; j++)
+        gm_mpi_spool_close(&sp[j]);
+    free(sp);
+    free(fds);
+    free(which);
+    return rc ? rc : gm_mpi_skip_seed(m, out, seed, seed_len, st);
+}
+
 int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
 {
     int64_t *pos = calloc((size_t)(m->size + 1) * nins + 1, sizeof *pos);
@@ -214,10 +256,13 @@ int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     double t1 = gm_now();
     rc = boundaries(m, ins, nins, lo, hi, 0, GM_EINPUT, m->ks->unique ? &seed : NULL,
                     &seed_len, st);
-    if (!rc)
+    if (!rc && gm_mpi_use_gm_run(m)) {
+        rc = merge_copies(m, ins, nins, lo, hi, seed, seed_len, &out, st);
+    } else if (!rc) {
         rc = gm_mpi_spool_open(m, &out, expect, st);
-    if (!rc)
-        rc = merge_slices(m, ins, nins, lo, hi, seed, seed_len, &out, st);
+        if (!rc)
+            rc = merge_slices(m, ins, nins, lo, hi, seed, seed_len, &out, st);
+    }
     m->t_merge += gm_now() - t1;
     rc = gm_mpi_place(m, &out, rc, st);
     gm_mpi_spool_close(&out);

@@ -266,17 +266,7 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
             fds[k++] = x->from[s].fd;
     int rc = gm_mpi_by_gm_run(m, GM_OP_MERGE, fds, k, out, st);
     free(fds);
-    if (rc || !seed || out->bytes == 0)
+    if (rc)
         return rc;
-    /* -u: a first line equal to the ranks' before is theirs */
-    gm_mpi_input in = { .fd = out->fd, .size = out->bytes };
-    snprintf(in.shown, sizeof in.shown, "a temporary file");
-    unsigned char *line;
-    size_t len;
-    rc = gm_mpi_line_at(&in, m->ks->eol, 0, &line, &len, st);
-    if (!rc && gm_line_cmp(m->ks, line, len, seed, seed_len) == 0)
-        out->skip = (int64_t)len + 1 > out->bytes ? out->bytes : (int64_t)len + 1;
-    if (!rc)
-        free(line);
-    return rc;
+    return gm_mpi_skip_seed(m, out, seed, seed_len, st);
 }

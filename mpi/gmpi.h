@@ -92,6 +92,11 @@ int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t 
  * message about in (a message of a source opened at off). */
 void gm_mpi_renumber(gm_status *st, const gm_mpi_input *in, char eol, int64_t off);
 
+/* A "NAME:LINE: ..." message about a copy of in's bytes from off on, named
+ * name, made one about in (its name, its line number). */
+void gm_mpi_rename(gm_status *st, const char *name, const gm_mpi_input *in, char eol,
+                   int64_t off);
+
 /* "FILE:LINE: disorder: TEXT" for the line at off of in. Returns code. */
 int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eol,
                     int64_t off, const unsigned char *line, size_t len);
@@ -116,6 +121,11 @@ void gm_mpi_spool_close(gm_mpi_spool *sp);
  * bounded chunks). rc is this rank's status so far: an error on any rank leaves
  * -o untouched. Collective; returns the agreed status. */
 int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st);
+
+/* -u after a merge that could not be seeded: a first line of sp equal to seed
+ * (the last line of the ranks before) is skipped. */
+int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, size_t seed_len,
+                     gm_status *st);
 
 /* A -u sink's last line, as if line (len bytes) had been put last. */
 int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_status *st);
@@ -158,6 +168,11 @@ int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_
  * integer path may serve the order (whole lines by -n) or the rank has a GPU to
  * use (localsort.c). */
 int gm_mpi_use_gm_run(const gm_mpi *m);
+
+/* Copies the bytes [lo, hi) of the inputs' concatenation into fd, a terminator
+ * added after a file's unended last line (localsort.c). */
+int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
+                      int fd, gm_status *st);
 
 /* op by gm_run over the n descriptors (read from their offsets) into a new
  * spool, a temporary file. */

@@ -185,10 +185,8 @@ static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
 
 enum { COPY = 4 << 20 };
 
-/* Copies the range into fd, a terminator added after a file's unended last
- * line. */
-static int copy_range(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi, int fd,
-                      gm_status *st)
+int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
+                      int fd, gm_status *st)
 {
     unsigned char *buf = malloc(COPY);
     int rc = buf ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory");
@@ -275,7 +273,7 @@ static int sort_by_gm_run(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, in
     double t0 = gm_now();
     int rc = gm_mpi_spool_open(m, &in, hi - lo, st);
     if (!rc)
-        rc = copy_range(m, ins, nins, lo, hi, in.fd, st);
+        rc = gm_mpi_copy_range(m, ins, nins, lo, hi, in.fd, st);
     m->t_read += gm_now() - t0;
     if (!rc)
         rc = gm_mpi_by_gm_run(m, GM_OP_SORT, &in.fd, 1, sorted, st);

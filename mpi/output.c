@@ -68,6 +68,24 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
     return GM_OK;
 }
 
+int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, size_t seed_len,
+                     gm_status *st)
+{
+    if (!seed || sp->bytes == 0)
+        return GM_OK;
+    gm_mpi_input in = { .fd = sp->fd, .size = sp->bytes };
+    snprintf(in.shown, sizeof in.shown, "a temporary file");
+    unsigned char *line;
+    size_t len;
+    int rc = gm_mpi_line_at(&in, m->ks->eol, 0, &line, &len, st);
+    if (rc)
+        return rc;
+    if (gm_line_cmp(m->ks, line, len, seed, seed_len) == 0)
+        sp->skip = (int64_t)len + 1 > sp->bytes ? sp->bytes : (int64_t)len + 1;
+    free(line);
+    return GM_OK;
+}
+
 /* Copies the spool's bytes to fd at off. Returns 0 or an errno value (-1: the
  * spool ended early). */
 static int copy_at(const gm_mpi_spool *sp, int to, int64_t off, unsigned char *buf)

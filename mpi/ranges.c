@@ -223,6 +223,20 @@ void gm_mpi_renumber(gm_status *st, const gm_mpi_input *in, char eol, int64_t of
         st->len = at + (size_t)nl + rest;
 }
 
+void gm_mpi_rename(gm_status *st, const char *name, const gm_mpi_input *in, char eol,
+                   int64_t off)
+{
+    size_t nl = strlen(name), sl = strlen(in->shown);
+    size_t total = st->len ? st->len : strlen(st->msg);
+    if (strncmp(st->msg, name, nl) != 0 || st->msg[nl] != ':' || total - nl + sl >= sizeof st->msg)
+        return;
+    memmove(st->msg + sl, st->msg + nl, total - nl + 1);
+    memcpy(st->msg, in->shown, sl);
+    if (st->len)
+        st->len = total - nl + sl;
+    gm_mpi_renumber(st, in, eol, off);
+}
+
 int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eol,
                     int64_t off, const unsigned char *line, size_t len)
 {
