@@ -243,7 +243,7 @@ int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *o
         gm_config c = *m->cfg;
         c.output = path;
         c.threads = m->nthreads;
-        c.buffer_size = m->budget;
+        c.buffer_size = m->budget / 2; /* beside a copy of at most a quarter */
         c.message = m->rank == 0 && c.message ? local_say : NULL;
         c.message_ctx = (void *)m->cfg;
         c.last = op == GM_OP_MERGE; /* the sort's CUDA context serves the merge */
