@@ -119,6 +119,7 @@ Test(mpi, sort_like_sort, .timeout = 120)
     char *dir = scratch_dir();
     fields_file(dir, "a", 3000, 1);
     fields_file(dir, "b", 1000, 2);
+    shell(dir, "cut -d, -f1,2 a | tr '\\n' '\\0' > z");
     static const char *const cases[][2] = {
         { "sort a b", "-n a b" },
         { "sort -u a b", "-n -u a b" },
@@ -126,6 +127,8 @@ Test(mpi, sort_like_sort, .timeout = 120)
         { "sort -s -t, -k1,1n a b", "-s -t, -k1,1n a b" },
         { "sort -u -t, -k1,1n b a", "-u -t, -k1,1n b a" },
         { "-g -r -s -t, -k3,3 a", "-g -r -s -t, -k3,3 a" },
+        { "sort -z -u z", "-z -n -u z" },
+        { "sort -z -t, -k2,2 -k1,1n z", "-z -t, -k2,2 -k1,1n z" },
     };
     for (int np = 1; np <= 4; np++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
