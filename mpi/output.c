@@ -1,10 +1,12 @@
 /*
  * output.c - where the ranks' output goes (see gmpi.h). A rank's lines are
- * written first into its spool (a memfd when they fit a quarter of the budget, else a
- * temporary file in -T); once every rank has its spool, an exclusive prefix sum
- * of their sizes gives each its offset. With -o, rank 0 creates a temporary file
- * beside the target (the target's mode, or 0666 less the umask), sizes it to the
- * total, every rank writes its slice at its offset, and rank 0 renames it over
+ * written first into its spool (a memfd when they fit a quarter of the budget,
+ * else a temporary file in -T); once every rank has its spool, an exclusive
+ * prefix sum of their sizes gives each its offset. With -o, rank 0 creates a
+ * temporary file beside the target (the target's mode, or 0666 less the umask),
+ * sizes it to the total, every rank writes its slice at its offset
+ * (copy_file_range where the file systems allow, else pread and pwrite), and
+ * rank 0 renames it over
  * the target only after an MPI_Allreduce says every rank succeeded (removes it
  * otherwise), so that an error anywhere leaves -o as it was. Without -o, rank 0
  * writes the slices to its standard output in rank order, received in bounded
@@ -91,18 +93,27 @@ int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, siz
 static int copy_at(const gm_mpi_spool *sp, int to, int64_t off, unsigned char *buf)
 {
     const int64_t len = sp->bytes - sp->skip;
-    for (int64_t at = 0; at < len;) {
+    /* in the kernel where it can (a spool in a file of the target's file system) */
+    loff_t from = sp->skip, at_out = off;
+    int64_t done = 0;
+    while (done < len) {
+        ssize_t n = copy_file_range(sp->fd, &from, to, &at_out, (size_t)(len - done), 0);
+        if (n <= 0)
+            break;
+        done += n;
+    }
+    for (int64_t at = done; at < len;) {
         size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
         int err = gm_pread_all(sp->fd, buf, n, sp->skip + at);
         if (err)
             return err;
-        for (size_t done = 0; done < n;) {
-            ssize_t w = pwrite(to, buf + done, n - done, (off_t)(off + at + (int64_t)done));
+        for (size_t put = 0; put < n;) {
+            ssize_t w = pwrite(to, buf + put, n - put, (off_t)(off + at + (int64_t)put));
             if (w < 0 && errno == EINTR)
                 continue;
             if (w < 0)
                 return errno;
-            done += (size_t)w;
+            put += (size_t)w;
         }
         at += (int64_t)n;
     }
