@@ -43,8 +43,10 @@ static const char *mpi_bin(void)
 static cmd_result mpi_run(const char *dir, int np, const char *args)
 {
     char *cmd;
-    cr_assert(asprintf(&cmd, MPIRUN " -np %d %s %s %s", np, mpi_bin(),
-                       strstr(args, "--device") ? "" : "--device=cpu", args) > 0);
+    /* Open MPI's session directory in dir: concurrent mpiruns of one user race
+     * on a shared one in /tmp */
+    cr_assert(asprintf(&cmd, "OMPI_MCA_orte_tmpdir_base=\"$PWD\" " MPIRUN " -np %d %s %s %s", np,
+                       mpi_bin(), strstr(args, "--device") ? "" : "--device=cpu", args) > 0);
     cmd_result r = run_sh(dir, cmd);
     free(cmd);
     return r;
