@@ -21,11 +21,8 @@
 #define _GNU_SOURCE
 #include "gmpi.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../core/recmerge.h"
 #include "../core/util.h"
@@ -196,44 +193,6 @@ static int merge_slices(gm_mpi *m, gm_mpi_input *ins, int nins, const int64_t *l
     return rc;
 }
 
-/* Merges the rank's slices by gm_run (the integer merge, the GPU) on copies of
- * them; a message about a copy is made one about its input. */
-static int merge_copies(gm_mpi *m, gm_mpi_input *ins, int nins, const int64_t *lo,
-                        const int64_t *hi, const unsigned char *seed, size_t seed_len,
-                        gm_mpi_spool *out, gm_status *st)
-{
-    gm_mpi_spool *sp = calloc((size_t)nins + 1, sizeof *sp);
-    int *fds = calloc((size_t)nins + 1, sizeof *fds), *which = calloc((size_t)nins + 1, sizeof *which);
-    int rc = sp && fds && which ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging"), k = 0;
-    for (int i = 0; i < nins && !rc; i++) {
-        if (lo[i] == hi[i])
-            continue;
-        rc = gm_mpi_spool_open(m, &sp[k], hi[i] - lo[i], st);
-        if (rc)
-            break;
-        k++;
-        rc = gm_mpi_copy_range(m, &ins[i], 1, ins[i].base + lo[i], ins[i].base + hi[i],
-                               sp[k - 1].fd, st);
-        if (!rc && lseek(sp[k - 1].fd, 0, SEEK_SET) != 0)
-            rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
-        fds[k - 1] = sp[k - 1].fd;
-        which[k - 1] = i;
-    }
-    if (!rc)
-        rc = gm_mpi_by_gm_run(m, GM_OP_MERGE, fds, k, out, st);
-    for (int j = 0; rc == GM_EINPUT && j < k; j++) {
-        char name[64];
-        snprintf(name, sizeof name, "/proc/self/fd/%d", fds[j]);
-        gm_mpi_rename(st, name, &ins[which[j]], m->ks->eol, lo[which[j]]);
-    }
-    for (int j = 0; sp && j < k; j++)
-        gm_mpi_spool_close(&sp[j]);
-    free(sp);
-    free(fds);
-    free(which);
-    return rc ? rc : gm_mpi_skip_seed(m, out, seed, seed_len, st);
-}
-
 int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
 {
     int64_t *pos = calloc((size_t)(m->size + 1) * nins + 1, sizeof *pos);
@@ -257,7 +216,9 @@ int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     rc = boundaries(m, ins, nins, lo, hi, 0, GM_EINPUT, m->ks->unique ? &seed : NULL,
                     &seed_len, st);
     if (!rc && gm_mpi_use_gm_run(m)) {
-        rc = merge_copies(m, ins, nins, lo, hi, seed, seed_len, &out, st);
+        rc = gm_mpi_run_copies(m, GM_OP_MERGE, ins, nins, lo, hi, &out, st);
+        if (!rc)
+            rc = gm_mpi_skip_seed(m, &out, seed, seed_len, st);
     } else if (!rc) {
         rc = gm_mpi_spool_open(m, &out, expect, st);
         if (!rc)
@@ -289,7 +250,11 @@ int gm_mpi_check(gm_mpi *m, gm_mpi_input *in, gm_status *st)
     int64_t lo = starts[m->rank], hi = starts[m->rank + 1];
     const int strict = m->ks->unique;
     rc = boundaries(m, in, 1, &lo, &hi, strict, GM_DISORDER, NULL, NULL, st);
-    if (!rc && lo < hi) {
+    if (!rc && lo < hi && m->cfg->strict) { /* its integers checked as gpumerge checks */
+        gm_mpi_spool none = { -1, NULL, 0, 0 };
+        rc = gm_mpi_run_copies(m, GM_OP_CHECK, in, 1, &lo, &hi, &none, st);
+        gm_mpi_spool_close(&none);
+    } else if (!rc && lo < hi) {
         gm_lines_src s;
         gm_recmerge_opts o = { m->ks, MAX_BLOCK, 1, m->nthreads };
         rc = gm_mpi_src_range(&s, in, m->ks->eol, lo, hi - lo, st);

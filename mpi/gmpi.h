@@ -169,6 +169,12 @@ int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_
  * use (localsort.c). */
 int gm_mpi_use_gm_run(const gm_mpi *m);
 
+/* op by gm_run over copies of the inputs' bytes [lo[i], hi[i]) (those not
+ * empty) into a new spool out; a message about a copy is made one about its
+ * input, its line counted in the input. */
+int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
+                      const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st);
+
 /* Copies the bytes [lo, hi) of the inputs' concatenation into fd, a terminator
  * added after a file's unended last line (localsort.c). */
 int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,

@@ -10,11 +10,12 @@
  *   gm_run   where the integer path may serve the order (whole lines by -n:
  *            canonical integers are parsed into keys, far faster than records)
  *            or the rank has a GPU to use (--device=gpu, or auto on a node with
- *            NVIDIA devices): the range copied into a file of its own (in
- *            memory when it fits a quarter of the budget; a missing last
- *            terminator added), sorted by the one-process program (gm_run: the
- *            integer path and the GPU's text path, or the records path) into a
- *            temporary file, which becomes the spool
+ *            NVIDIA devices), and --strict: the range copied into a file of
+ *            its own per input (in memory when it fits a quarter of the
+ *            budget; a missing last terminator added), sorted by the
+ *            one-process program (gm_run: the integer path and the GPU's text
+ *            path, or the records path) into a temporary file, which becomes
+ *            the spool; a message about a copy names its input and line
  *
  * Both keep -u's first line of equal keys and -s's input order, so the
  * spool's order is the input order of equal lines within the rank.
@@ -266,26 +267,65 @@ int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *o
     return GM_OK;
 }
 
+int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
+                      const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st)
+{
+    gm_mpi_spool *sp = calloc((size_t)nins + 1, sizeof *sp);
+    int *fds = calloc((size_t)nins + 1, sizeof *fds), *which = calloc((size_t)nins + 1, sizeof *which);
+    int rc = sp && fds && which ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory"), k = 0;
+    double t0 = gm_now();
+    for (int i = 0; i < nins && !rc; i++) {
+        if (lo[i] >= hi[i])
+            continue;
+        rc = gm_mpi_spool_open(m, &sp[k], hi[i] - lo[i], st);
+        if (rc)
+            break;
+        fds[k] = sp[k].fd;
+        which[k++] = i;
+        rc = gm_mpi_copy_range(m, &ins[i], 1, ins[i].base + lo[i], ins[i].base + hi[i],
+                               sp[k - 1].fd, st);
+        if (!rc && lseek(sp[k - 1].fd, 0, SEEK_SET) != 0)
+            rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
+    }
+    m->t_read += gm_now() - t0;
+    if (!rc)
+        rc = gm_mpi_by_gm_run(m, op, fds, k, out, st);
+    for (int j = 0; rc && j < k; j++) { /* a message about a copy is one about its input */
+        char name[64];
+        snprintf(name, sizeof name, "/proc/self/fd/%d", fds[j]);
+        gm_mpi_rename(st, name, &ins[which[j]], m->ks->eol, lo[which[j]]);
+    }
+    for (int j = 0; sp && j < k; j++)
+        gm_mpi_spool_close(&sp[j]);
+    free(sp);
+    free(fds);
+    free(which);
+    return rc;
+}
+
+/* The rank's range of the concatenation by gm_run, one copy per input. */
 static int sort_by_gm_run(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                           gm_mpi_spool *sorted, gm_status *st)
 {
-    gm_mpi_spool in;
-    double t0 = gm_now();
-    int rc = gm_mpi_spool_open(m, &in, hi - lo, st);
-    if (!rc)
-        rc = gm_mpi_copy_range(m, ins, nins, lo, hi, in.fd, st);
-    m->t_read += gm_now() - t0;
-    if (!rc)
-        rc = gm_mpi_by_gm_run(m, GM_OP_SORT, &in.fd, 1, sorted, st);
-    gm_mpi_spool_close(&in);
+    int64_t *a = calloc(2 * (size_t)nins + 1, sizeof *a), *b = a ? a + nins : NULL;
+    if (!a)
+        return gm_fail(st, GM_ENOMEM, "out of memory");
+    for (int i = 0; i < nins; i++) {
+        int64_t end = ins[i].base + ins[i].size;
+        a[i] = (lo > ins[i].base ? lo : ins[i].base) - ins[i].base;
+        b[i] = (hi < end ? hi : end) - ins[i].base;
+    }
+    int rc = gm_mpi_run_copies(m, GM_OP_SORT, ins, nins, a, b, sorted, st);
+    free(a);
     return rc;
 }
 
 /* Whether the one-process program sorts the range: when its integer path may
- * serve the order (whole lines by -n), or the rank has a GPU it may use. */
+ * serve the order (whole lines by -n, --strict), or the rank has a GPU it may
+ * use. */
 int gm_mpi_use_gm_run(const gm_mpi *m)
 {
-    return m->ks->whole_line_numeric || m->cfg->device == GM_DEVICE_GPU ||
+    return m->cfg->strict || m->ks->whole_line_numeric || m->cfg->device == GM_DEVICE_GPU ||
            (m->cfg->device == GM_DEVICE_AUTO && access("/dev/nvidiactl", F_OK) == 0);
 }
 

@@ -110,9 +110,6 @@ int gm_mpi_run(gm_op op, const gm_config *cfg, char *const *names, int nnames, M
     int rc = gm_mpi_agree(&m, gm_cleanup_install(st), st);
     if (rc)
         return rc;
-    if (cfg->strict)
-        return gm_fail(st, GM_EUSAGE, "--strict is not supported across ranks; run "
-                                      "gpumerge-mpi with one rank, or gpumerge");
     int done = 1; /* --device=gpu without a usable GPU on any rank fails first */
     rc = gm_mpi_agree(&m, gm_engine_prepare(cfg, 1, &done, st), st);
     if (rc)
