@@ -67,11 +67,13 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/output.c core/cpu.c core/engine.c \
-           core/run.c core/stream.c core/gm.c
+CORE_SRC = core/util.c core/pool.c core/cleanup.c core/input.c core/cpu.c core/engine.c \
+           core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
+           core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
+CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
-CORE_SRC += core/lines.c core/recsort.c core/recsink.c core/recmerge.c core/recrun.c core/records.c
+CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c
 CLI_SRC  = cli/main.c cli/options.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
@@ -104,7 +106,8 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output cpu cli gpu compat safety stream keys records lines package mpi
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package \
+           mpi
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.

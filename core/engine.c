@@ -112,6 +112,16 @@ static int run_cpu(gm_op op, gm_keys *keys, void **scratch, const int64_t *offse
     return GM_OK;
 }
 
+/* The GPU's copies, kernels and passes of one call, into its report. */
+static void gpu_times(gm_engine_report *rep, const gm_gpu_times *t)
+{
+    rep->h2d = t->h2d;
+    rep->kernel_s = t->kernel;
+    rep->d2h = t->d2h;
+    rep->passes = t->passes;
+    rep->kernel = t->kernel_used;
+}
+
 static int run_gpu(const gm_config *cfg, gm_op op, gm_keys *keys, const int64_t *offsets,
                    int nruns, gm_engine_report *rep, gm_status *st)
 {
@@ -120,13 +130,33 @@ static int run_gpu(const gm_config *cfg, gm_op op, gm_keys *keys, const int64_t 
     int rc = op == GM_OP_MERGE
                  ? gm_gpu_merge(keys, offsets, nruns, cfg->reverse, cfg->kernel, &t, st)
                  : gm_gpu_sort(keys, cfg->reverse, cfg->unique, cfg->kernel, &t, st);
-    rep->h2d = t.h2d;
-    rep->kernel_s = t.kernel;
-    rep->d2h = t.d2h;
-    rep->passes = t.passes;
-    rep->kernel = t.kernel_used;
+    gpu_times(rep, &t);
     rep->deduplicated = op == GM_OP_SORT && cfg->unique && rc == GM_OK;
     return rc;
+}
+
+void gm_engine_merge2(const gm_config *cfg, gm_width w, const void *a, int64_t na,
+                      const void *b, int64_t nb, void *out, int nthreads, gm_engine_report *rep)
+{
+    gm_cpu_merge2(w, a, na, b, nb, out, cfg->reverse, nthreads);
+    memset(rep, 0, sizeof *rep);
+    rep->device = GM_DEVICE_CPU;
+    snprintf(rep->reason, sizeof rep->reason, "%s",
+             cfg->device == GM_DEVICE_CPU ? "--device=cpu" : "auto: two runs, merged on the CPU");
+}
+
+void gm_engine_report_text(gm_engine_report *rep, const gm_config *cfg, const char *why,
+                           const struct gm_gpu_times *t)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->device = GM_DEVICE_GPU;
+    snprintf(rep->reason, sizeof rep->reason, "%s", why);
+    gm_gpu_info info;
+    gm_status ignored;
+    if (gm_gpu_probe(&info, &ignored) == GM_OK)
+        snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
+    gpu_times(rep, t);
+    rep->deduplicated = cfg->unique;
 }
 
 int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,

@@ -40,6 +40,18 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
                   const int64_t *offsets, int nruns, int nthreads,
                   gm_engine_report *rep, gm_status *st);
 
+/* Merges two runs, a (na keys) and b (nb keys) of width w, from their own buffers
+ * into out (na + nb keys) on the CPU: what the engine picks for a round of this
+ * size outside --device=gpu, without gathering the runs first. rep says so. */
+void gm_engine_merge2(const gm_config *cfg, gm_width w, const void *a, int64_t na,
+                      const void *b, int64_t nb, void *out, int nthreads, gm_engine_report *rep);
+
+/* The report of a sort the text path (core/textsort.c) ran on the GPU for the
+ * reason why, with its copies, kernels and passes t (cuda/gpu.h). */
+struct gm_gpu_times;
+void gm_engine_report_text(gm_engine_report *rep, const gm_config *cfg, const char *why,
+                           const struct gm_gpu_times *t);
+
 /* The most keys of this width one sort chunk may hold on the device cfg asks for
  * (--device=gpu: what fits in the GPU's free memory with the sort's scratch), or
  * 0 when the device sets no limit. The external sort cuts its chunks to it. */

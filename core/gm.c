@@ -2,7 +2,8 @@
  * gm.c - the three operations of gm.h over the streaming data plane (stream.h):
  *
  *   install the temporary-file clean-up and give closed standard descriptors
- *   /dev/null -> stream: begin CUDA's start-up when a GPU may be used, open every
+ *   /dev/null -> the plan (plan.h: threads, budget and its shares, fan-in), once
+ *   -> stream: begin CUDA's start-up when a GPU may be used, open every
  *   input, read blocks, parse them on all cores (--device=gpu fails here, before
  *   any output, when the start-up found no GPU), merge or sort chunk by chunk
  *   (spilling sorted runs to temporary files past the memory budget), format and
@@ -20,21 +21,10 @@
 #include "cleanup.h"
 #include "engine.h"
 #include "gm.h"
+#include "plan.h"
 #include "records.h"
 #include "stream.h"
 #include "util.h"
-
-/* bytes in binary units, as -S reads them (K = 1024). */
-static const char *size_text(double bytes, char *buf, size_t size)
-{
-    if (bytes >= 1024.0 * 1024 * 1024)
-        snprintf(buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024)
-        snprintf(buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
-    else
-        snprintf(buf, size, "%.1f KiB", bytes / 1024.0);
-    return buf;
-}
 
 /* The calls by op and device, after the device line of a run of several calls. */
 static void say_calls(char *buf, size_t size, const gm_stream_stats *s)
@@ -49,7 +39,7 @@ static void say_calls(char *buf, size_t size, const gm_stream_stats *s)
                                         s->calls[o][d], dev[d]);
 }
 
-/* The plan, then where the time went: the calling thread's stages one by one, which
+/* What ran (the plan was said before the work), then where the time went: the calling thread's stages one by one, which
  * add up to the run's total but for the rest it names; what other threads did
  * meanwhile in brackets (overlapped); the total from the program's first line. */
 static void print_report(const gm_config *cfg, const char *what, int nins,
@@ -59,14 +49,13 @@ static void print_report(const gm_config *cfg, const char *what, int nins,
     const gm_engine_report *rep = &s->rep;
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
     char size[64], calls[256];
-    if (!s->handed_over)
-        gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
-               cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
-    gm_say(cfg, GM_MSG_VERBOSE, "plan: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
+    gm_say(cfg, GM_MSG_VERBOSE, "path: integer keys (%s)",
+           cfg->strict ? "--strict" : "every line a canonical integer, by the whole line's -n");
+    gm_say(cfg, GM_MSG_VERBOSE, "ran: %s %d input%s, %lld keys, int%d, %s, %d thread%s", what,
            nins, nins == 1 ? "" : "s", (long long)s->keys, (int)s->width * 8,
            gpu ? "gpu" : "cpu", nthreads, nthreads == 1 ? "" : "s");
     gm_say(cfg, GM_MSG_VERBOSE, "memory: budget %s, %d temporary run%s, %d merge pass%s over them",
-           size_text((double)s->budget, size, sizeof size), s->runs, s->runs == 1 ? "" : "s",
+           gm_plan_bytes((double)s->budget, size, sizeof size), s->runs, s->runs == 1 ? "" : "s",
            s->passes, s->passes == 1 ? "" : "es");
     int ncalls = s->calls[0][0] + s->calls[0][1] + s->calls[1][0] + s->calls[1][1];
     if (ncalls == 1)
@@ -199,11 +188,6 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     memset(&stats, 0, sizeof stats);
     double streaming = gm_now();
     const char *why = records_reason(c, cfg);
-    if (!why) {
-        rc = gm_stream_run(c, cfg, names, nnames, &stats, st);
-        if (rc == GM_ERECORDS && stats.restart_records)
-            why = "a merge of more inputs than the fan-in, in batches";
-    }
     if (why) {
         gm_say(cfg, GM_MSG_VERBOSE, "path: records (%s)", why);
         int done = 0; /* --device=gpu without a usable GPU fails here too */
@@ -211,12 +195,18 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
         if (!rc && cfg->device == GM_DEVICE_GPU)
             gm_say(cfg, GM_MSG_VERBOSE, "device: cpu (the GPU sorts integer keys; records "
                                         "are sorted on the CPU)");
-        if (!rc)
-            rc = gm_records_run(c, cfg, names, nnames, st);
     }
+    /* The run's numbers, once, before any work (after CUDA's start-up where the
+     * records path waits for it: the descriptors free are those it leaves). */
+    gm_plan plan;
+    gm_plan_make(&plan, c, cfg, nnames);
+    if (!rc && !why)
+        rc = gm_stream_run(c, cfg, &plan, names, nnames, &stats, st);
+    else if (!rc)
+        rc = gm_records_run(c, cfg, &plan, names, nnames, st);
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
-    if (!rc && !why && c != GM_OP_CHECK && cfg->verbose) {
+    if (!rc && !why && !stats.handed_over && c != GM_OP_CHECK && cfg->verbose) {
         double total = gm_now() - started;
         print_report(cfg, c == GM_OP_MERGE ? "merge" : "sort", nnames, &stats,
                      stats.threads, streaming - started,

@@ -31,6 +31,8 @@
 static int put_keys(const gm_keybuf *kb, int64_t n, char eol, char **buf, size_t *len,
                     size_t *cap, gm_status *st)
 {
+    if (n == 0)
+        return GM_OK;
     size_t need = *len + (size_t)n * 21;
     if (need > *cap) {
         char *p = realloc(*buf, need);
@@ -96,7 +98,7 @@ static int write_keys(int fd, const char *path, const gm_keybuf *kb, char eol, c
 {
     size_t len = 0;
     int rc = put_keys(kb, kb->n, eol, text, &len, cap, st);
-    if (!rc && gm_write_all(fd, *text, len) != 0)
+    if (!rc && len > 0 && gm_write_all(fd, *text, len) != 0)
         rc = gm_fail(st, GM_EIO, "write failed: %s", path);
     return rc;
 }
@@ -179,6 +181,24 @@ int gm_handover_sort(const gm_config *cfg, gm_input *ins, const unsigned char *o
         gm_temp_remove(path);
         free(path);
     }
+    return rc;
+}
+
+int gm_handover_start(const gm_config *cfg, gm_op op, gm_input *ins, const unsigned char *open,
+                      char *const *names, int nnames, gm_writer *w, gm_status *st)
+{
+    gm_rec_source *src = calloc((size_t)nnames + 1, sizeof *src);
+    if (!src)
+        return gm_fail(st, GM_ENOMEM, "out of memory handing the lines over");
+    for (int i = 0; i < nnames; i++) { /* open descriptors go along: a pipe keeps its bytes */
+        int have = open[i] && ins[i].fd >= 0;
+        src[i] = (gm_rec_source){ names[i], have ? ins[i].fd : -1,
+                                  have && ins[i].fd > STDIN_FILENO, NULL, 0, 0 };
+        if (have)
+            ins[i].fd = -1;
+    }
+    int rc = gm_records_continue(op, cfg, src, nnames, w, NULL, 0, st);
+    free(src);
     return rc;
 }
 

@@ -18,6 +18,12 @@ int gm_handover_sort(const gm_config *cfg, gm_input *ins, const unsigned char *o
                      gm_keybuf *kb, gm_runfile *runs, int nruns, gm_writer *w,
                      gm_status *st);
 
+/* The whole run, before any input is read: the inputs open where open[i] says
+ * so (their descriptors go along, so that a pipe keeps its bytes), else named.
+ * The records path runs op into w (NULL for check). */
+int gm_handover_start(const gm_config *cfg, gm_op op, gm_input *ins, const unsigned char *open,
+                      char *const *names, int nnames, gm_writer *w, gm_status *st);
+
 /* A merge of the n inputs ins[i] with their buffered keys kbs[i] (not yet
  * written), declined by block b of ins[at]: the records merge goes on into w. */
 int gm_handover_merge(const gm_config *cfg, gm_input *const *ins, gm_keybuf *const *kbs,

@@ -563,6 +563,8 @@ static void drain_reader(struct gm_reader *rd)
 /* Appends n bytes at p to *buf (length *len, room *cap). Returns 0 or -1. */
 static int append_bytes(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (*len + n > *cap) {
         size_t want = (*len + n) * 2 + 64;
         char *q = realloc(*buf, want);

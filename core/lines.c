@@ -22,8 +22,9 @@
 #include "util.h"
 
 enum {
-    PREAD_PIECE = 1 << 20,   /* a regular file is read a megabyte or more a task */
-    SPLIT_PIECE = 256 << 10, /* a block is split into records this much a task */
+    UNIT = 1 << 20,          /* a regular file is read and its lines counted a
+                              * megabyte a task, while the megabyte is in cache */
+    SPLIT_PIECE = 256 << 10, /* a block not counted is split this much a task */
     MIN_WANT = 4 << 10,
 };
 
@@ -37,6 +38,7 @@ void gm_lines_block_unref(gm_lines_block *b)
     if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     gm_buf_free(b->data);
+    free(b->counts);
     free(b);
 }
 
@@ -120,8 +122,26 @@ void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char 
     src_init(s, fd, eol);
 }
 
+void gm_lines_recycle(gm_lines_src *s, gm_lines_block *b)
+{
+    if (!b)
+        return;
+    if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) != 1) {
+        gm_lines_block_unref(b);
+        return;
+    }
+    gm_buf_free(s->spare);
+    s->spare = b->data;
+    s->spare_cap = b->cap;
+    free(b->counts);
+    free(b);
+}
+
 void gm_lines_close(gm_lines_src *s)
 {
+    gm_buf_free(s->spare);
+    s->spare = NULL;
+    s->spare_cap = 0;
     free(s->carry);
     s->carry = NULL;
     s->carry_len = s->carry_cap = 0;
@@ -133,36 +153,51 @@ void gm_lines_close(gm_lines_src *s)
 
 struct pread_job {
     int fd;
-    unsigned char *buf;
-    int64_t off;
-    size_t len;
-    int pieces;
+    unsigned char *block;  /* the block's start */
+    size_t at, end;        /* read block[at, end) */
+    int64_t off;           /* the file's offset of block[at] */
+    unsigned char eol;
+    uint32_t *counts;      /* NULL, or per UNIT of the block from its start */
     int err;
 };
 
-static void pread_piece(void *ctx, int i)
+/* Unit t: its part of [at, end) read, then its terminators counted. */
+static void pread_unit(void *ctx, int t)
 {
     struct pread_job *j = ctx;
-    size_t lo = j->len * (size_t)i / (size_t)j->pieces;
-    size_t hi = j->len * (size_t)(i + 1) / (size_t)j->pieces;
-    int err = gm_pread_all(j->fd, j->buf + lo, hi - lo, j->off + (int64_t)lo);
-    if (err)
-        __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
+    size_t lo = (size_t)t * UNIT, hi = lo + UNIT < j->end ? lo + UNIT : j->end;
+    size_t from = lo > j->at ? lo : j->at;
+    if (from < hi) {
+        int err = gm_pread_all(j->fd, j->block + from, hi - from, j->off + (int64_t)(from - j->at));
+        if (err) {
+            __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    if (j->counts) {
+        uint32_t n = 0;
+        const unsigned char *p = j->block + lo, *e = j->block + hi;
+        while (p < e && (p = memchr(p, j->eol, (size_t)(e - p))) != NULL) {
+            n++;
+            p++;
+        }
+        j->counts[t] = n;
+    }
 }
 
-/* Reads up to room bytes at buf: *got bytes, 0 at the end. */
-static int fill(gm_lines_src *s, unsigned char *buf, size_t room, int nthreads, size_t *got,
-                gm_status *st)
+/* Reads up to room bytes at block + at: *got bytes, 0 at the end. A regular
+ * file's units are counted into counts when it is not NULL. */
+static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, uint32_t *counts,
+                int nthreads, size_t *got, gm_status *st)
 {
     *got = 0;
     if (s->regular) {
         size_t n = (int64_t)room < s->left ? room : (size_t)s->left;
         if (n > 0) {
-            int pieces = (int)(n / PREAD_PIECE) + 1;
-            if (pieces > nthreads * 4)
-                pieces = nthreads * 4;
-            struct pread_job j = { s->fd, buf, s->off, n, pieces, 0 };
-            gm_parallel_for(nthreads, pieces, pread_piece, &j);
+            struct pread_job j = { s->fd, block, at, at + n, s->off, (unsigned char)s->eol,
+                                   counts, 0 };
+            int units = (int)((at + n + UNIT - 1) / UNIT);
+            gm_parallel_for(nthreads, units, pread_unit, &j);
             if (j.err < 0)
                 return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
             if (j.err)
@@ -170,13 +205,19 @@ static int fill(gm_lines_src *s, unsigned char *buf, size_t room, int nthreads, 
             s->off += (int64_t)n;
             s->left -= (int64_t)n;
         }
-        if (s->left == 0) /* leave the offset where read(2) would */
+        if (s->left == 0) {
+            /* a file that grew or shrank underneath is an error, as for the
+             * integer path; the offset is left where read(2) would leave it */
+            struct stat sb;
+            if (!s->range && (fstat(s->fd, &sb) != 0 || (int64_t)sb.st_size != s->off))
+                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
             lseek(s->fd, (off_t)s->off, SEEK_SET);
+        }
         *got = n;
         return GM_OK;
     }
     for (;;) {
-        ssize_t r = read(s->fd, buf, room);
+        ssize_t r = read(s->fd, block + at, room);
         if (r >= 0) {
             *got = (size_t)r;
             return GM_OK;
@@ -213,16 +254,27 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     if (s->regular && (int64_t)want > s->left + 1)
         want = (size_t)s->left + 1; /* the whole rest fits: no larger buffer */
     size_t cap = s->carry_len + want + 1; /* + the last line's missing terminator */
-    unsigned char *buf = gm_buf_alloc(cap, "input", st);
-    if (!buf)
-        return GM_ENOMEM;
+    unsigned char *buf;
+    if (s->spare && s->spare_cap >= cap) { /* the last block's buffer, already faulted in */
+        buf = s->spare;
+        cap = s->spare_cap;
+        s->spare = NULL;
+    } else {
+        buf = gm_buf_alloc(cap, "input", st);
+        if (!buf)
+            return GM_ENOMEM;
+    }
     size_t filled = s->carry_len;
     if (s->carry_len)
         memcpy(buf, s->carry, s->carry_len);
     s->carry_len = 0;
     size_t searched = 0; /* no terminator in buf[0, searched) */
     const unsigned char eol = (unsigned char)s->eol;
-    int rc = GM_OK;
+    /* a regular file's lines are counted as it is read, while one read fills
+     * the block (the usual case) */
+    size_t ncounts = (cap + UNIT - 1) / UNIT;
+    uint32_t *counts = s->regular ? calloc(ncounts, sizeof *counts) : NULL;
+    int fills = 0, rc = GM_OK;
     while (!s->eof) {
         if (filled == cap - 1) {
             if (memrchr(buf + searched, eol, filled - searched))
@@ -237,7 +289,7 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
             cap *= 2;
         }
         size_t got;
-        rc = fill(s, buf + filled, cap - 1 - filled, nthreads, &got, st);
+        rc = fill(s, buf, filled, cap - 1 - filled, fills ? NULL : counts, nthreads, &got, st);
         if (rc)
             break;
         if (got == 0) {
@@ -245,18 +297,27 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
             break;
         }
         filled += got;
+        fills++;
         if (eager && memchr(buf + filled - got, eol, got))
             break;
     }
+    if (fills != 1) { /* counted in part, or not at all */
+        free(counts);
+        counts = NULL;
+    }
     if (rc) {
         gm_buf_free(buf);
+        free(counts);
         return rc;
     }
     size_t len = filled;
     if (s->eof) {
         s->done = 1;
-        if (filled > 0 && buf[filled - 1] != eol)
+        if (filled > 0 && buf[filled - 1] != eol) {
             buf[len++] = eol; /* sort ends the last line */
+            if (counts)
+                counts[filled / UNIT]++;
+        }
     } else {
         const unsigned char *last = memrchr(buf, eol, filled);
         len = (size_t)(last - buf) + 1;
@@ -267,11 +328,15 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         rc = gm_fail(st, GM_ENOMEM, "out of memory reading %s", s->shown);
     if (!b) {
         gm_buf_free(buf);
+        free(counts);
         return rc;
     }
     b->refs = 1;
     b->len = len;
+    b->cap = cap;
     b->data = buf;
+    b->counts = counts;
+    b->ncounts = (len + UNIT - 1) / UNIT;
     s->bytes += (int64_t)len;
     *out = b;
     return GM_OK;
@@ -324,21 +389,35 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
     int pieces = (int)(b->len / SPLIT_PIECE) + 1;
     if (pieces > nthreads * 16)
         pieces = nthreads * 16;
+    if (b->counts)
+        pieces = (int)b->ncounts; /* a piece per unit counted */
     size_t *mem = malloc(sizeof(size_t) * (2 * (size_t)pieces + 1));
     if (!mem)
         return gm_fail(st, GM_ENOMEM, "out of memory splitting lines");
     struct split_job j = { ks, b->data, b->len, (unsigned char)ks->eol, pieces, mem,
                            mem + pieces + 1, NULL };
-    /* Each boundary is moved to the start of the line it falls in. */
     j.bound[0] = 0;
-    for (int i = 1; i < pieces; i++) {
-        size_t raw = b->len * (size_t)i / (size_t)pieces;
-        size_t at = j.bound[i - 1] > raw ? j.bound[i - 1] : raw;
-        const unsigned char *e = at > 0 ? memchr(b->data + at - 1, j.eol, b->len - at + 1) : NULL;
-        j.bound[i] = at == 0 ? 0 : (size_t)(e - b->data) + 1;
-    }
     j.bound[pieces] = b->len;
-    gm_parallel_for(nthreads, pieces, split_count, &j);
+    if (b->counts) {
+        /* piece i: the lines that end in unit i, from the end of the last line
+         * before it */
+        for (int i = 1; i < pieces; i++) {
+            const unsigned char *e = memrchr(b->data, j.eol, (size_t)i * UNIT);
+            j.bound[i] = e ? (size_t)(e - b->data) + 1 : 0;
+            j.count[i - 1] = b->counts[i - 1];
+        }
+        j.count[pieces - 1] = b->counts[pieces - 1];
+    } else {
+        /* each boundary is moved to the start of the line it falls in */
+        for (int i = 1; i < pieces; i++) {
+            size_t raw = b->len * (size_t)i / (size_t)pieces;
+            size_t at = j.bound[i - 1] > raw ? j.bound[i - 1] : raw;
+            const unsigned char *e = at > 0 ? memchr(b->data + at - 1, j.eol, b->len - at + 1)
+                                            : NULL;
+            j.bound[i] = at == 0 ? 0 : (size_t)(e - b->data) + 1;
+        }
+        gm_parallel_for(nthreads, pieces, split_count, &j);
+    }
     size_t total = 0;
     for (int i = 0; i < pieces; i++) {
         size_t c = j.count[i];

@@ -26,7 +26,11 @@
 typedef struct gm_lines_block {
     int refs;
     size_t len;          /* bytes of lines, each with its terminator */
+    size_t cap;          /* bytes of data's buffer */
     unsigned char *data; /* gm_buf_alloc'd */
+    uint32_t *counts;    /* NULL, or the terminators in each megabyte of data,
+                          * counted as it was read (the split's first pass) */
+    size_t ncounts;
 } gm_lines_block;
 
 void gm_lines_block_ref(gm_lines_block *b);
@@ -87,11 +91,15 @@ typedef struct gm_lines_src {
     char eol;
     int regular;      /* read with preads from off, left bytes known */
     int64_t off, left;
+    int range;        /* left ends a range before the file's end (gpumerge-mpi's
+                         share of a file): its size is not checked there */
     int eof;          /* nothing more to read from fd */
     int done;         /* the last block has been handed out */
     unsigned char *carry; /* a partial line read after the last block's end */
     size_t carry_len, carry_cap;
     int64_t bytes;    /* bytes handed out */
+    unsigned char *spare; /* a used block's buffer, for the next block */
+    size_t spare_cap;
     int64_t line0;    /* lines of the input before the first read here (messages) */
 } gm_lines_src;
 
@@ -115,7 +123,13 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
 /* Whether fd is a regular file whose remaining size is known: then *size. */
 int gm_lines_size(int fd, int64_t *size);
 
-/* Releases the carried bytes and the descriptor (when owned). Safe twice. */
+/* Releases b, whose lines are no longer needed, as gm_lines_block_unref does,
+ * but keeps its buffer for s's next block when nothing else holds it (a merge
+ * reads block after block of the same size). */
+void gm_lines_recycle(gm_lines_src *s, gm_lines_block *b);
+
+/* Releases the carried bytes, a spare buffer and the descriptor (when owned).
+ * Safe twice. */
 void gm_lines_close(gm_lines_src *s);
 
 /* Appends the records of every line of b (in order) to v, their prefixes made on

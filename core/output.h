@@ -1,20 +1,23 @@
 /*
- * output.h - formatting keys as text on all cores and writing them with few system
- * calls, to standard output or to the file named by -o (core/outfile.h: replaced
- * by a rename where that is safe, else spooled and copied into the target once
- * every input is read).
+ * output.h - the output stage: gm_writer formats sorted keys as text on all cores,
+ * or takes text already formatted, and writes it in order with few system calls,
+ * to standard output or to the file named by -o (gm_output; core/outfile.h:
+ * replaced by a rename where that is safe, else spooled and copied into the
+ * target once every input is read).
  *
- * The write side is a stage of the stream: a gm_writer takes the sorted keys chunk
- * by chunk (gm_writer_put), formats each chunk's blocks on all cores, writes them
- * in order, and keeps -u's last key across chunks, so a merge writes its output as
- * it goes and memory stays bounded by a chunk. A regular -o file is written through
- * a shared mapping instead when four threads or more format (output.c): the
- * threads format straight into the file's pages, reserved first with fallocate.
- * Standard output is always written with write(2).
+ * A gm_writer takes the sorted keys chunk by chunk (gm_writer_put) and keeps -u's
+ * last key across chunks, so a merge writes its output as it goes and memory
+ * stays bounded by a chunk. Its rooms, in the order the data goes: format.c (keys
+ * as decimal text), wq.c (the ordered write queue and its buffer pool, for
+ * write(2)), reserve.c and mapwrite.c (a regular -o file on four threads or more
+ * is written through a shared mapping of space reserved first with fallocate,
+ * and can be reserved ahead: gm_writer_ahead), writer.c (this API). Standard
+ * output is always written with write(2).
  */
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
 
+#include "format.h"
 #include "gm.h"
 #include "outfile.h"
 
@@ -73,7 +76,7 @@ typedef struct gm_writer {
     gm_output_stats stats;
     struct gm_wq *q;     /* the block buffers and the write errors, once started */
     int begun;           /* the first byte was due (the way of writing chosen) */
-    int map;             /* writing through a shared mapping (output.c), not write(2) */
+    int map;             /* writing through a shared mapping (mapwrite.c), not write(2) */
     int extended;        /* the mapping's fallocate extended the file */
     int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_ahead) */
     struct gm_ahead *ahead; /* reserving ahead, while it runs */
@@ -136,9 +139,5 @@ void gm_output_abort(gm_output *out);
  * default); 1: through the mapping at any thread count; -1: with write(2); 2: as
  * 1, with fallocate answering EOPNOTSUPP, so that the fall-back to write(2) runs. */
 void gm_output_test_map(int mode);
-
-/* Formats one key as canonical decimal at p and returns the end (no newline).
- * p needs 20 bytes. Exposed for the tests. */
-char *gm_format_i64(char *p, int64_t v);
 
 #endif

@@ -8,6 +8,9 @@
 #include "lines.h"
 #include "recsink.h"
 
+/* The most sources merged at once (the fan-in is kept below it). */
+#define GM_MERGE_MAX 1024
+
 /* How the sources are read and checked. */
 typedef struct gm_recmerge_opts {
     const gm_keyspec *ks;

@@ -3,11 +3,7 @@
  * gm_keyspec. The inputs are all opened before anything is written (a missing
  * one stops the run first), the output is opened next (core/output: safe -o).
  *
- *   sort   blocks of lines are read and split into records until the chunk (its
- *          text and twice its records) fills the budget (-S); a full chunk is
- *          sorted (recsort.c) and written as a run (recrun.c); at the end a
- *          chunk alone is sorted in memory and gathered into the output, or the
- *          runs are merged with the fan-in in passes, the last into the output.
+ *   sort   recchunk.c: chunks of lines sorted in memory or spilled as runs.
  *   merge  the inputs are merged as they are read (recmerge.c), each checked in
  *          order; more inputs than the fan-in are merged in batches into runs
  *          first, as sort -m does.
@@ -19,60 +15,28 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "output.h"
+#include "records_impl.h"
 #include "recrun.h"
-#include "recsort.h"
-#include "stream.h"
+#include "plan.h"
 #include "util.h"
 
 enum {
-    DEFAULT_FAN_IN = 16,          /* sort's NMERGE */
-    MIN_BUDGET = 64 << 10,
-    MIN_BLOCK = 64 << 10,
-    STREAM_BLOCK = 64 << 20,      /* a pipe's block in a sort, at most */
     CHECK_BLOCK = 16 << 20,
     MERGE_BLOCK = 4 << 20,        /* a merged source's block, at most */
     OUT_BUFFER = 4 << 20,
-    FD_RESERVE = 8,
 };
 
-struct rec_run {
-    const gm_config *cfg;
-    const gm_keyspec *ks;
-    gm_op op;
-    int nthreads;
-    size_t budget;
-    int fan_in;
-    char *const *names;
-    int nnames;
-    gm_lines_src *srcs;
-    unsigned char *open, *drained;
-    char **spooled;               /* temporary copies of inputs that are the output */
-    gm_recsink *out;
-    int runs, passes;             /* for -v: */
-    double read, split, sort, write; /* seconds in the stages of a sort */
-};
-
-static size_t clamp_size(size_t v, size_t lo, size_t hi)
+size_t gm_records_clamp(size_t v, size_t lo, size_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur > 1 << 20)
-        return 1 << 20;
-    return (int)rl.rlim_cur;
-}
 
-/* Input i, opened again when it was closed to spare descriptors. */
-static int src_open(struct rec_run *r, int i, gm_status *st)
+int gm_records_src_open(struct rec_run *r, int i, gm_status *st)
 {
     if (r->open[i])
         return GM_OK;
@@ -84,7 +48,7 @@ static int src_open(struct rec_run *r, int i, gm_status *st)
     return rc;
 }
 
-static void src_close(struct rec_run *r, int i)
+void gm_records_src_close(struct rec_run *r, int i)
 {
     if (r->open[i])
         gm_lines_close(&r->srcs[i]);
@@ -94,9 +58,9 @@ static void src_close(struct rec_run *r, int i)
 
 /* ------------------------------------------------------------------ merge */
 
-static gm_recmerge_opts merge_opts(const struct rec_run *r, int k, int check)
+gm_recmerge_opts gm_records_merge_opts(const struct rec_run *r, int k, int check)
 {
-    size_t block = clamp_size(r->budget / (4 * (size_t)(k + 1)), MIN_BLOCK, MERGE_BLOCK);
+    size_t block = gm_records_clamp(r->budget / (4 * (size_t)(k + 1)), GM_RECORDS_MIN_BLOCK, MERGE_BLOCK);
     return (gm_recmerge_opts){ r->ks, block, check, r->nthreads };
 }
 
@@ -106,14 +70,14 @@ static int merge_inputs(struct rec_run *r, int from, int k, gm_recsink *sink, gm
     gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
     int rc = ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
     for (int i = 0; i < k && !rc; i++) {
-        rc = src_open(r, from + i, st);
+        rc = gm_records_src_open(r, from + i, st);
         ptr[i] = &r->srcs[from + i];
     }
-    gm_recmerge_opts o = merge_opts(r, k, 1);
+    gm_recmerge_opts o = gm_records_merge_opts(r, k, 1);
     if (!rc)
         rc = gm_recmerge(&o, ptr, k, sink, st);
     for (int i = 0; i < k; i++)
-        src_close(r, from + i);
+        gm_records_src_close(r, from + i);
     free(ptr);
     return rc;
 }
@@ -140,7 +104,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);
         if (!rc)
-            rc = gm_recrun_rewind(run, st);
+            rc = gm_recrun_end(run, sink.bytes, st);
     }
     r->runs += made;
     r->passes++;
@@ -148,7 +112,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         for (int i = 0; i < made; i++)
             gm_recrun_remove(&runs[i]);
     } else {
-        gm_recmerge_opts o = merge_opts(r, r->fan_in, 0);
+        gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
         rc = gm_recrun_merge(&o, runs, made, r->fan_in, r->cfg->tmpdir, r->ks->unique, r->out,
                              &r->passes, st);
     }
@@ -156,149 +120,18 @@ static int merge_op(struct rec_run *r, gm_status *st)
     return rc;
 }
 
-/* ------------------------------------------------------------------ sort */
-
-struct chunk {
-    gm_lines_block **blocks;
-    int nblocks, cap;
-    size_t bytes;
-    gm_recs recs;
-};
-
-static void chunk_drop(struct chunk *c)
-{
-    for (int i = 0; i < c->nblocks; i++)
-        gm_lines_block_unref(c->blocks[i]);
-    c->nblocks = 0;
-    c->bytes = 0;
-    c->recs.n = 0;
-}
-
-/* What the chunk holds and what its sort will take. */
-static size_t chunk_memory(const struct chunk *c)
-{
-    return c->bytes + 2 * c->recs.n * sizeof(gm_rec);
-}
-
-static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
-                     gm_status *st)
-{
-    if (c->nblocks == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 16;
-        gm_lines_block **bl = realloc(c->blocks, (size_t)cap * sizeof *bl);
-        if (!bl) {
-            gm_lines_block_unref(b);
-            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
-        }
-        c->blocks = bl;
-        c->cap = cap;
-    }
-    c->blocks[c->nblocks++] = b;
-    c->bytes += b->len;
-    return gm_lines_split(r->ks, b, &c->recs, r->nthreads, st);
-}
-
-/* Sorts the chunk's records (a scratch array of as many is allocated and freed
- * here). */
-static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
-{
-    if (c->recs.n < 2)
-        return GM_OK;
-    double a = gm_now();
-    gm_rec *scratch = gm_buf_alloc(c->recs.n * sizeof *scratch, "sorting", st);
-    if (!scratch)
-        return GM_ENOMEM;
-    gm_recsort(r->ks, c->recs.r, scratch, c->recs.n, r->nthreads);
-    gm_buf_free(scratch);
-    r->sort += gm_now() - a;
-    return GM_OK;
-}
-
-static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nruns, int *cap,
-                 gm_status *st)
-{
-    if (*nruns == *cap) {
-        int n = *cap ? 2 * *cap : 16;
-        gm_recrun *more = realloc(*runs, (size_t)n * sizeof *more);
-        if (!more)
-            return gm_fail(st, GM_ENOMEM, "out of memory sorting");
-        *runs = more;
-        *cap = n;
-    }
-    int rc = chunk_sort(c, r, st);
-    if (!rc) {
-        rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
-                             r->nthreads, &(*runs)[*nruns], st);
-        (*nruns)++; /* removed later, also when writing failed */
-    }
-    chunk_drop(c);
-    r->runs++;
-    return rc;
-}
-
-static int sort_op(struct rec_run *r, gm_status *st)
-{
-    struct chunk c;
-    memset(&c, 0, sizeof c);
-    gm_recrun *runs = NULL;
-    int nruns = 0, cap = 0, rc = GM_OK;
-    size_t want = clamp_size(r->budget / 8, MIN_BLOCK, SIZE_MAX / 4);
-    for (int i = 0; i < r->nnames && !rc; i++) {
-        rc = src_open(r, i, st);
-        while (!rc && !r->srcs[i].done) {
-            gm_lines_block *b;
-            size_t w = r->srcs[i].regular ? want : clamp_size(want, MIN_BLOCK, STREAM_BLOCK);
-            double a = gm_now();
-            rc = gm_lines_read(&r->srcs[i], w, 0, r->nthreads, &b, st);
-            double m = gm_now();
-            r->read += m - a;
-            if (!rc && b)
-                rc = chunk_add(&c, b, r, st);
-            r->split += gm_now() - m;
-            if (!rc && chunk_memory(&c) > r->budget)
-                rc = spill(&c, r, &runs, &nruns, &cap, st);
-        }
-        src_close(r, i);
-    }
-    if (!rc && nruns == 0) {
-        /* Everything fits: sorted in memory, no temporary file. */
-        rc = chunk_sort(&c, r, st);
-        double a = gm_now();
-        if (!rc)
-            rc = gm_recsink_put_all(r->out, c.recs.r, c.recs.n, st);
-        r->write += gm_now() - a;
-    } else if (!rc) {
-        if (c.recs.n > 0)
-            rc = spill(&c, r, &runs, &nruns, &cap, st);
-        chunk_drop(&c);
-        gm_recs_free(&c.recs);
-        gm_recmerge_opts o = merge_opts(r, r->fan_in, 0);
-        if (!rc)
-            rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, r->cfg->tmpdir, r->ks->unique,
-                                 r->out, &r->passes, st);
-        nruns = 0;
-    }
-    for (int i = 0; i < nruns; i++)
-        gm_recrun_remove(&runs[i]);
-    free(runs);
-    chunk_drop(&c);
-    gm_recs_free(&c.recs);
-    free(c.blocks);
-    return rc;
-}
-
 /* ------------------------------------------------------------------ check */
 
 static int check_op(struct rec_run *r, gm_status *st)
 {
-    gm_recmerge_opts o = { r->ks, clamp_size(r->budget / 8, MIN_BLOCK, CHECK_BLOCK), 1,
+    gm_recmerge_opts o = { r->ks, gm_records_clamp(r->budget / 8, GM_RECORDS_MIN_BLOCK, CHECK_BLOCK), 1,
                            r->nthreads };
     int rc = GM_OK;
     for (int i = 0; i < r->nnames && !rc; i++) {
-        rc = src_open(r, i, st);
+        rc = gm_records_src_open(r, i, st);
         if (!rc)
             rc = gm_reccheck(&o, &r->srcs[i], r->ks->unique, st);
-        src_close(r, i);
+        gm_records_src_close(r, i);
     }
     return rc;
 }
@@ -340,35 +173,66 @@ static int spool_aliases(struct rec_run *r, const gm_output *out, gm_status *st)
     return GM_OK;
 }
 
-/* Opens every input (a missing one ends the run before any output); as many
- * stay open as descriptors allow. *bytes: the regular inputs' sizes, which bound
- * the output. */
+/* Closes input i until its turn, when it is opened again by name. */
+static void close_for_now(struct rec_run *r, int i)
+{
+    gm_lines_close(&r->srcs[i]);
+    r->open[i] = 0;
+}
+
+/* Opens every input (a missing one ends the run before any output). *bytes: the
+ * regular inputs' sizes, which bound the output. */
 static int open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
 {
-    int keep = (fd_limit() - FD_RESERVE) / 2, have_stdin = 0;
+    /* Those of a merge's first pass stay open (all of them when they are one
+     * pass, as an input that is the output needs), and as many of a sort's or a
+     * check's as descriptors allow; the rest are closed and opened again by name
+     * when their turn comes, but for pipes and devices (streams), which would lose
+     * what they hold: they stay open, and take their descriptors from every pass. */
+    int keep = r->op == GM_OP_MERGE ? r->fan_in : r->fds, have_stdin = 0, streams = 0;
     *bytes = 0;
     for (int i = 0; i < r->nnames; i++) {
         if (strcmp(r->names[i], "-") == 0) {
             r->drained[i] = (unsigned char)have_stdin; /* a second "-" reads nothing */
             have_stdin = 1;
         }
-        int rc = src_open(r, i, st);
+        int rc = gm_records_src_open(r, i, st);
         if (rc)
             return rc;
         if (r->srcs[i].regular && !r->drained[i])
             *bytes += (uint64_t)r->srcs[i].left + 1;
-        if (i >= keep && strcmp(r->names[i], "-") != 0) {
-            gm_lines_close(&r->srcs[i]);
-            r->open[i] = 0;
+        if (i >= keep && r->srcs[i].fd > STDIN_FILENO) {
+            if (!r->srcs[i].regular)
+                streams++;
+            else
+                close_for_now(r, i);
         }
+    }
+    if (streams > 0) {
+        r->fan_in = r->fan_in - streams > 2 ? r->fan_in - streams : 2;
+        int held = r->op == GM_OP_MERGE ? r->fan_in : r->fds - streams;
+        for (int i = held > 0 ? held : 0; i < keep && i < r->nnames; i++)
+            if (r->open[i] && r->srcs[i].fd > STDIN_FILENO && r->srcs[i].regular)
+                close_for_now(r, i);
     }
     return GM_OK;
 }
 
-static int run_op(struct rec_run *r, gm_status *st)
+/* Opens the inputs, says the plan (the caller's, else one made now) and runs. */
+static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
 {
     uint64_t bytes;
     int rc = open_inputs(r, &bytes, st);
+    if (!rc && r->cfg->verbose) {
+        gm_plan p;
+        if (plan)
+            p = *plan;
+        else
+            gm_plan_make(&p, r->op, r->cfg, r->nnames);
+        p.total_bytes = (int64_t)bytes;
+        p.records.fan_in = r->fan_in;
+        gm_plan_say(&p, r->cfg, 1);
+    }
     if (rc || r->op == GM_OP_CHECK)
         return rc ? rc : check_op(r, st);
     gm_output out;
@@ -383,8 +247,12 @@ static int run_op(struct rec_run *r, gm_status *st)
     r->out = &sink;
     if (r->op == GM_OP_MERGE)
         rc = spool_aliases(r, &out, st);
+    /* The output is no longer than the regular inputs: its space is reserved on a
+     * thread of its own while they are read and sorted, as the integer path does. */
+    if (!rc && bytes > 0)
+        rc = gm_writer_ahead(&w, bytes, 0, st);
     if (!rc)
-        rc = r->op == GM_OP_MERGE ? merge_op(r, st) : sort_op(r, st);
+        rc = r->op == GM_OP_MERGE ? merge_op(r, st) : gm_records_sort(r, st);
     if (!rc)
         rc = gm_recsink_flush(&sink, st);
     gm_recsink_free(&sink);
@@ -399,23 +267,27 @@ static int run_op(struct rec_run *r, gm_status *st)
     return rc;
 }
 
-/* A run's numbers from the configuration; its arrays for nnames inputs. Returns
- * GM_OK or GM_ENOMEM. */
-static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *const *names,
-                    int nnames, gm_status *st)
+/* A run's numbers from the plan (made here from the configuration when plan is
+ * NULL: a run handed over part-way plans with the descriptors free then); its
+ * arrays for nnames inputs. Returns GM_OK or GM_ENOMEM. */
+static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, const gm_plan *plan,
+                    char *const *names, int nnames, gm_status *st)
 {
     memset(r, 0, sizeof *r);
+    gm_plan made;
+    if (!plan) {
+        gm_plan_make(&made, op, cfg, nnames);
+        plan = &made;
+    }
     r->cfg = cfg;
     r->ks = cfg->keyspec;
     r->op = op;
-    r->nthreads = cfg->threads > 0 ? cfg->threads : gm_cpu_count();
-    r->budget = cfg->buffer_size ? cfg->buffer_size : gm_default_budget();
-    if (r->budget < MIN_BUDGET)
-        r->budget = MIN_BUDGET;
-    r->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    int fds = fd_limit() - FD_RESERVE;
-    if (r->fan_in > fds)
-        r->fan_in = fds > 2 ? fds : 2;
+    r->nthreads = plan->records.threads;
+    r->budget = plan->budget;
+    /* A merge pass holds its fan-in of inputs or runs open beside the spare;
+     * every other input and run is closed until its pass. */
+    r->fan_in = plan->records.fan_in;
+    r->fds = plan->records.fds;
     r->names = names;
     r->nnames = nnames;
     r->srcs = calloc((size_t)nnames, sizeof *r->srcs);
@@ -430,7 +302,7 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, char *con
 static void rec_free(struct rec_run *r)
 {
     for (int i = 0; r->open && i < r->nnames; i++)
-        src_close(r, i);
+        gm_records_src_close(r, i);
     for (int i = 0; r->spooled && i < r->nnames; i++) {
         if (r->spooled[i])
             gm_temp_remove(r->spooled[i]);
@@ -442,20 +314,26 @@ static void rec_free(struct rec_run *r)
     free(r->spooled);
 }
 
+/* -v's line: the run's plan, its runs and passes, and the sort's stages. The
+ * budget is written in binary units, as -S reads them and the integer path's
+ * memory line writes them. */
 static void say_run(const struct rec_run *r, double started)
 {
     gm_op op = r->op;
-    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %zu bytes, "
+    double b = (double)r->budget;
+    const char *unit = b >= 1024.0 * 1024 * 1024 ? "GiB" : b >= 1024.0 * 1024 ? "MiB" : "KiB";
+    b /= unit[0] == 'G' ? 1024.0 * 1024 * 1024 : unit[0] == 'M' ? 1024.0 * 1024 : 1024.0;
+    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %.1f %s, "
            "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
            "write %.3f)",
            op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", r->nnames,
-           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", r->budget,
+           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", b, unit,
            r->runs, r->runs == 1 ? "" : "s", r->passes, r->passes == 1 ? "" : "es",
            gm_now() - started, r->read, r->split, r->sort, r->write);
 }
 
-int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
-                   gm_status *st)
+int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
+                   int nnames, gm_status *st)
 {
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
@@ -464,9 +342,9 @@ int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nname
     }
     double started = gm_now();
     struct rec_run r;
-    int rc = rec_init(&r, op, cfg, names, nnames, st);
+    int rc = rec_init(&r, op, cfg, plan, names, nnames, st);
     if (!rc)
-        rc = run_op(&r, st);
+        rc = run_op(&r, plan, st);
     rec_free(&r);
     say_run(&r, started);
     return rc;
@@ -495,7 +373,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
     double started = gm_now();
     char **names = calloc((size_t)n + 1, sizeof *names);
     struct rec_run r;
-    int rc = names ? rec_init(&r, op, cfg, names, n, st)
+    int rc = names ? rec_init(&r, op, cfg, NULL, names, n, st)
                    : gm_fail(st, GM_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         if (names)
@@ -509,7 +387,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             close(src[i].fd);
         }
         if (!rc && src[i].fd < 0 && src[i].head) /* the head needs its source open */
-            rc = src_open(&r, i, st);
+            rc = gm_records_src_open(&r, i, st);
         if (!rc) {
             r.srcs[i].line0 = src[i].line0;
             r.srcs[i].carry = (unsigned char *)src[i].head; /* read before the descriptor */
@@ -528,7 +406,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             rc = seed_last(&sink, r.ks, last, last_len, st);
         r.out = &sink;
         if (!rc)
-            rc = op == GM_OP_MERGE ? merge_op(&r, st) : sort_op(&r, st);
+            rc = op == GM_OP_MERGE ? merge_op(&r, st) : gm_records_sort(&r, st);
         if (!rc)
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);

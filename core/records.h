@@ -16,14 +16,16 @@
 
 #include "gm.h"
 #include "output.h"
+#include "plan.h"
 
 /* Runs op over the inputs ("-" is standard input) in the order of
- * cfg->keyspec (finished). Returns GM_OK; GM_DISORDER from check (sort's message
+ * cfg->keyspec (finished), with the threads, budget and fan-in of plan (NULL: a
+ * plan made from cfg here). Returns GM_OK; GM_DISORDER from check (sort's message
  * "FILE:LINE: disorder: TEXT" in st unless cfg->check_quiet); GM_EINPUT for a
  * merge input out of order ("FILE:LINE: disorder: TEXT", as the integer path
  * says it); GM_EIO, GM_ENOMEM, GM_EPIPE as the integer path. */
-int gm_records_run(gm_op op, const gm_config *cfg, char *const *names, int nnames,
-                   gm_status *st);
+int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
+                   int nnames, gm_status *st);
 
 /* One input of a records run that the integer path hands over part-way
  * (core/handover.c): bytes already read come first, then the descriptor's. */

@@ -3,17 +3,24 @@
  * $TMPDIR or /tmp, registered with core/cleanup so that they vanish on success, on
  * error and on a catchable signal), each line with its terminator, as sort keeps
  * them; and their merge with a bounded fan-in, in passes, the last into the
- * output.
+ * output. A run holds a descriptor only while it is written or read: between,
+ * it is closed and opened again by name (and known again by device, inode and
+ * size), so that any number of runs fits under a small limit on descriptors.
  */
 #ifndef GM_RECRUN_H
 #define GM_RECRUN_H
+
+#include <sys/types.h>
 
 #include "recmerge.h"
 
 typedef struct gm_recrun {
     char *path;       /* NULL once removed */
     char shown[512];
-    int fd;
+    int fd;           /* -1 while the run is neither written nor read */
+    dev_t dev;        /* the file, to know it again when it is opened by name */
+    ino_t ino;
+    int64_t bytes;    /* bytes written */
 } gm_recrun;
 
 /* Creates an empty run in dir (NULL: $TMPDIR, else /tmp). Returns GM_OK, GM_EIO
@@ -25,8 +32,8 @@ int gm_recrun_create(gm_recrun *r, const char *dir, gm_status *st);
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
                     const char *dir, int nthreads, gm_recrun *run, gm_status *st);
 
-/* Ends writing: the run is read from its start next. Returns GM_OK or GM_EIO. */
-int gm_recrun_rewind(gm_recrun *r, gm_status *st);
+/* Ends writing bytes bytes: the descriptor is closed. Returns GM_OK or GM_EIO. */
+int gm_recrun_end(gm_recrun *r, int64_t bytes, gm_status *st);
 
 /* Closes and unlinks the run. Safe twice. */
 void gm_recrun_remove(gm_recrun *r);

@@ -4,7 +4,8 @@
  * all threads, then every piece copies its lines to its own place in the buffer,
  * which is written in one call, as cuDF gathers rows once by the sorted indices.
  * -u keeps the first line of every run of equal keys (sort's rule), marked in
- * parallel and carried across windows and calls by the last line kept.
+ * parallel and carried across windows and calls by the last line kept. The sink
+ * has two buffers: one is written by a thread of its own while the other fills.
  */
 #define _GNU_SOURCE
 #include "recsink.h"
@@ -36,11 +37,18 @@ void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
     k->cap = cap < MIN_CAP ? MIN_CAP : cap;
 }
 
+static int window_join(struct gm_recsink_writer *ww, gm_status *st);
+
 void gm_recsink_free(gm_recsink *k)
 {
+    if (k->writer)
+        window_join(k->writer, NULL);
+    free(k->writer);
     gm_buf_free(k->buf);
+    gm_buf_free(k->spare);
     free(k->last);
-    k->buf = k->last = NULL;
+    k->writer = NULL;
+    k->buf = k->spare = k->last = NULL;
 }
 
 static int grow(gm_recsink *k, size_t need, gm_status *st)
@@ -50,25 +58,27 @@ static int grow(gm_recsink *k, size_t need, gm_status *st)
     size_t cap = k->cap;
     while (cap < need)
         cap *= 2;
+    const unsigned char *last = gm_rec_line(&k->last_rec);
+    int moves = k->have_last && k->buf && last >= k->buf && last < k->buf + k->len;
+    size_t off = moves ? (size_t)(last - k->buf) : 0;
+    size_t len = moves ? gm_rec_len(&k->last_rec, k->ks->eol) : 0;
     unsigned char *b = k->buf ? gm_buf_resize(k->buf, cap, "output", st)
                               : gm_buf_alloc(cap, "output", st);
     if (!b)
         return GM_ENOMEM;
-    if (k->have_last && k->buf && gm_rec_line(&k->last_rec) >= k->buf &&
-        gm_rec_line(&k->last_rec) < k->buf + k->len) /* the last line moved with the buffer */
-        k->last_rec.ref = gm_rec_make_ref(b + (gm_rec_line(&k->last_rec) - k->buf),
-                                          gm_rec_len(&k->last_rec, k->ks->eol),
-                                          gm_rec_is_exact(&k->last_rec));
+    if (moves) /* the last line moved with the buffer */
+        k->last_rec.ref = gm_rec_make_ref(b + off, len, gm_rec_is_exact(&k->last_rec));
     k->buf = b;
     k->cap = cap;
     return GM_OK;
 }
 
-/* Keeps a copy of the last line kept, whose bytes in buf are about to go. */
+/* Keeps a copy of the last line kept, whose bytes (in buf or a window) are about
+ * to go. */
 static int save_last(gm_recsink *k, gm_status *st)
 {
     const unsigned char *p = gm_rec_line(&k->last_rec);
-    if (!k->have_last || !k->buf || p < k->buf || p >= k->buf + k->len)
+    if (!k->have_last || p == k->last)
         return GM_OK;
     size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
     if (len + 1 > k->last_cap) {
@@ -84,23 +94,97 @@ static int save_last(gm_recsink *k, gm_status *st)
     return GM_OK;
 }
 
-int gm_recsink_flush(gm_recsink *k, gm_status *st)
+/* Writes one buffer of lines on a thread of its own while the next fills. */
+struct gm_recsink_writer {
+    gm_recsink *k;
+    const unsigned char *buf;
+    size_t len;
+    int rc;
+    gm_status st;
+    pthread_t tid;
+    int running;
+};
+
+static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    if (k->w)
+        return gm_writer_put_text(k->w, (const char *)buf, len, st);
+    int err = gm_write_all(k->fd, buf, len);
+    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
+}
+
+static void *window_writer(void *arg)
+{
+    struct gm_recsink_writer *ww = arg;
+    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
+    return NULL;
+}
+
+/* Waits for the window being written; its error, if any, into st. */
+static int window_join(struct gm_recsink_writer *ww, gm_status *st)
+{
+    if (!ww->running)
+        return GM_OK;
+    pthread_join(ww->tid, NULL);
+    ww->running = 0;
+    if (ww->rc && st)
+        *st = ww->st;
+    return ww->rc;
+}
+
+static int window_start(struct gm_recsink_writer *ww, const unsigned char *buf, size_t len,
+                        gm_status *st)
+{
+    ww->buf = buf;
+    ww->len = len;
+    ww->rc = GM_OK;
+    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
+    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
+}
+
+/* Hands the buffered lines to the writer thread (after the buffer it writes is
+ * done) and goes on in the other buffer. */
+static int hand_off(gm_recsink *k, gm_status *st)
 {
     if (k->len == 0)
         return GM_OK;
     int rc = save_last(k, st);
+    if (!rc && !k->writer) {
+        k->writer = calloc(1, sizeof *k->writer);
+        if (!k->writer)
+            rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
+        else
+            k->writer->k = k;
+    }
+    if (!rc)
+        rc = window_join(k->writer, st);
+    if (!rc && k->spare_cap < k->cap) {
+        gm_buf_free(k->spare);
+        k->spare = gm_buf_alloc(k->cap, "output", st);
+        k->spare_cap = k->spare ? k->cap : 0;
+        if (!k->spare)
+            rc = GM_ENOMEM;
+    }
     if (rc)
         return rc;
-    if (k->w) {
-        rc = gm_writer_put_text(k->w, (const char *)k->buf, k->len, st);
-    } else {
-        int err = gm_write_all(k->fd, k->buf, k->len);
-        if (err)
-            rc = gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err));
-    }
-    k->bytes += (int64_t)k->len;
+    unsigned char *full = k->buf;
+    size_t full_cap = k->cap, len = k->len;
+    k->buf = k->spare;
+    k->cap = k->spare_cap;
+    k->spare = full;
+    k->spare_cap = full_cap;
     k->len = 0;
-    return rc;
+    k->bytes += (int64_t)len;
+    return window_start(k->writer, full, len, st);
+}
+
+int gm_recsink_flush(gm_recsink *k, gm_status *st)
+{
+    int rc = hand_off(k, st);
+    int wrc = k->writer ? window_join(k->writer, rc ? NULL : st) : GM_OK;
+    return rc ? rc : wrc;
 }
 
 int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
@@ -110,7 +194,7 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
     size_t len = gm_rec_len(r, k->ks->eol);
     int rc = GM_OK;
     if (k->buf && k->len + len + 1 > k->cap)
-        rc = gm_recsink_flush(k, st);
+        rc = hand_off(k, st);
     if (!rc)
         rc = grow(k, len + 1, st);
     if (rc)
@@ -183,68 +267,11 @@ static void gather_copy(void *ctx, int p)
     }
 }
 
-/* Writes one gathered window, on a thread of its own while the next is
- * gathered. */
-struct window_write {
-    gm_recsink *k;
-    const unsigned char *buf;
-    size_t len;
-    int rc;
-    gm_status st;
-    pthread_t tid;
-    int running;
-};
-
-static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
-{
-    if (len == 0)
-        return GM_OK;
-    if (k->w)
-        return gm_writer_put_text(k->w, (const char *)buf, len, st);
-    int err = gm_write_all(k->fd, buf, len);
-    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
-}
-
-static void *window_writer(void *arg)
-{
-    struct window_write *ww = arg;
-    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
-    return NULL;
-}
-
-/* Waits for the window being written; its error, if any, into st. */
-static int window_join(struct window_write *ww, gm_status *st)
-{
-    if (!ww->running)
-        return GM_OK;
-    pthread_join(ww->tid, NULL);
-    ww->running = 0;
-    if (ww->rc && st)
-        *st = ww->st;
-    return ww->rc;
-}
-
-static int window_start(struct window_write *ww, const unsigned char *buf, size_t len,
-                        gm_status *st)
-{
-    ww->buf = buf;
-    ww->len = len;
-    ww->rc = GM_OK;
-    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
-    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
-}
-
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
 {
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
-    unsigned char *bufs[2] = { NULL, NULL };
-    size_t caps[2] = { 0, 0 };
-    struct window_write ww = { .k = k };
-    int cur = 0;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
-    if (!rc)
-        rc = gm_recsink_flush(k, st); /* lines put one by one before these */
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
         *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
                               .keep = keep };
@@ -258,53 +285,30 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
             total += b;
             kept += g->kept[p];
         }
-        if (total > caps[cur]) { /* the other buffer may be being written */
-            gm_buf_free(bufs[cur]);
-            caps[cur] = total + total / 4;
-            bufs[cur] = gm_buf_alloc(caps[cur], "output", st);
-            if (!bufs[cur]) {
-                rc = GM_ENOMEM;
-                break;
-            }
-        }
-        g->out = bufs[cur];
+        /* a full buffer goes to the writer thread; the window is gathered into
+         * the other one */
+        if (k->len > 0 && k->len + total > k->cap)
+            rc = hand_off(k, st);
+        if (!rc)
+            rc = grow(k, k->len + total, st);
+        if (rc)
+            break;
+        g->out = k->buf + k->len;
         gm_parallel_for(k->nthreads, g->pieces, gather_copy, g);
         /* the last line kept, for -u across windows: the window's last kept one */
         for (size_t i = g->n; k->unique && i-- > 0;) {
             if (keep[i]) {
                 size_t len = gm_rec_len(&g->r[i], k->ks->eol);
                 k->last_rec.prefix = g->r[i].prefix;
-                k->last_rec.ref = gm_rec_make_ref(bufs[cur] + total - len - 1, len,
+                k->last_rec.ref = gm_rec_make_ref(g->out + total - len - 1, len,
                                                   gm_rec_is_exact(&g->r[i]));
                 k->have_last = 1;
                 break;
             }
         }
+        k->len += total;
         k->lines += (int64_t)kept;
-        k->bytes += (int64_t)total;
-        rc = window_join(&ww, st);
-        if (!rc)
-            rc = window_start(&ww, bufs[cur], total, st);
-        cur ^= 1;
     }
-    int wrc = window_join(&ww, rc ? NULL : st);
-    if (!rc)
-        rc = wrc;
-    /* the last line kept moves out of the window buffers */
-    if (!rc && k->unique && k->have_last) {
-        k->len = 0;
-        rc = grow(k, gm_rec_len(&k->last_rec, k->ks->eol) + 1, st);
-        if (!rc) {
-            size_t len = gm_rec_len(&k->last_rec, k->ks->eol);
-            memcpy(k->buf, gm_rec_line(&k->last_rec), len + 1);
-            k->len = len + 1;
-            k->last_rec.ref = gm_rec_make_ref(k->buf, len, gm_rec_is_exact(&k->last_rec));
-            rc = save_last(k, st);
-            k->len = 0;
-        }
-    }
-    gm_buf_free(bufs[0]);
-    gm_buf_free(bufs[1]);
     free(g);
     free(keep);
     return rc;

@@ -2,7 +2,8 @@
  * recsink.h - where the records path's lines go: the output (a gm_writer, through
  * gm_writer_put_text) or a temporary run (a descriptor). Lines are gathered into
  * a buffer with their terminators, on all cores for a sorted array, one by one
- * for a merge, and -u drops every line whose keys equal the last line's kept.
+ * for a merge, and -u drops every line whose keys equal the last line's kept. A
+ * full buffer is written on a thread of its own while the next one fills.
  */
 #ifndef GM_RECSINK_H
 #define GM_RECSINK_H
@@ -17,8 +18,11 @@ typedef struct gm_recsink {
     const char *shown;     /* its name in messages */
     int unique;            /* -u */
     int nthreads;
-    unsigned char *buf;
+    unsigned char *buf;    /* filling */
     size_t len, cap;
+    unsigned char *spare;  /* being written, or free */
+    size_t spare_cap;
+    struct gm_recsink_writer *writer; /* the thread writing spare */
     /* -u: the last line kept, in buf or (after a flush) in last */
     int have_last;
     gm_rec last_rec;
@@ -39,7 +43,8 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st);
 /* Puts n records in order, gathered on all cores. Returns as gm_recsink_put. */
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st);
 
-/* Writes what is buffered. Returns as gm_recsink_put. */
+/* Writes what is buffered and waits until everything put is written. Returns
+ * as gm_recsink_put. */
 int gm_recsink_flush(gm_recsink *k, gm_status *st);
 
 void gm_recsink_free(gm_recsink *k);

@@ -1,14 +1,18 @@
 /*
  * run.c - sorted runs in temporary files (see run.h). The segment layout keeps
  * the files compact (int32 keys take 4 bytes) the way sort's temporary files hold
- * only the lines; reads go straight into the merge's key buffers.
+ * only the lines; reads go straight into the merge's key buffers. A run holds a
+ * descriptor only while it is written or read: it is opened again by name when a
+ * merge pass reads it, as sort opens its temporary files again.
  */
 #define _GNU_SOURCE
 #include "run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -28,6 +32,11 @@ int gm_run_create(gm_runfile *r, const char *dir, gm_status *st)
     if (rc)
         return rc;
     gm_quote(r->path, r->shown, sizeof r->shown);
+    struct stat sb;
+    if (fstat(r->fd, &sb) != 0)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    r->dev = sb.st_dev;
+    r->ino = sb.st_ino;
     return GM_OK;
 }
 
@@ -55,11 +64,35 @@ int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st)
 
 int gm_run_rewind(gm_runfile *r, gm_status *st)
 {
-    if (lseek(r->fd, 0, SEEK_SET) != 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    int err = r->fd >= 0 && close(r->fd) != 0 ? errno : 0;
+    r->fd = -1;
+    if (err)
+        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(err));
     r->seg_left = 0;
     r->eof = r->keys == 0;
     return GM_OK;
+}
+
+/* Opens the written run again by name for reading; it must be the file written
+ * (same device, inode and size), as sort trusts its own temporary files. */
+static int reopen(gm_runfile *r, gm_status *st)
+{
+    r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    struct stat sb;
+    if (fstat(r->fd, &sb) != 0)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
+    if (sb.st_dev != r->dev || sb.st_ino != r->ino || sb.st_size != r->bytes)
+        return gm_fail(st, GM_EIO, "%s: file changed while reading", r->shown);
+    return GM_OK;
+}
+
+static void end_of_run(gm_runfile *r)
+{
+    r->eof = 1;
+    close(r->fd);
+    r->fd = -1;
 }
 
 static int get_all(gm_runfile *r, void *buf, size_t len, gm_status *st)
@@ -82,6 +115,11 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
 {
     if (r->eof)
         return GM_OK;
+    if (r->fd < 0) {
+        int rc = reopen(r, st);
+        if (rc)
+            return rc;
+    }
     if (r->seg_left == 0) {
         struct seg_header h;
         ssize_t got;
@@ -89,7 +127,7 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
             got = read(r->fd, &h, sizeof h);
         while (got < 0 && errno == EINTR);
         if (got == 0) {
-            r->eof = 1;
+            end_of_run(r);
             return GM_OK;
         }
         if (got != (ssize_t)sizeof h || (h.width != 4 && h.width != 8) || h.count <= 0)
@@ -119,7 +157,7 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
     kb->n += n;
     r->seg_left -= n;
     if (r->seg_left == 0 && lseek(r->fd, 0, SEEK_CUR) == r->bytes)
-        r->eof = 1;
+        end_of_run(r);
     return GM_OK;
 }
 

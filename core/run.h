@@ -12,12 +12,16 @@
 #ifndef GM_RUN_H
 #define GM_RUN_H
 
+#include <sys/types.h>
+
 #include "input.h"
 
 typedef struct gm_runfile {
     char *path;       /* NULL once removed */
     char shown[512];
-    int fd;
+    int fd;           /* -1 while the run is neither written nor read */
+    dev_t dev;        /* the file, to know it again when it is opened by name */
+    ino_t ino;
     int64_t keys;     /* keys written */
     int64_t bytes;    /* bytes written */
     /* reading */
@@ -34,11 +38,16 @@ int gm_run_create(gm_runfile *r, const char *dir, gm_status *st);
  * ("write failed: TMPFILE: REASON"). */
 int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st);
 
-/* Ends writing and starts reading from the first key. Returns GM_OK or GM_EIO. */
+/* Ends writing: closes the run's descriptor (a written run holds none, so the
+ * number of runs is not bounded by RLIMIT_NOFILE), and makes the next read start
+ * from the first key. Returns GM_OK or GM_EIO ("write failed: TMPFILE: REASON"). */
 int gm_run_rewind(gm_runfile *r, gm_status *st);
 
-/* Appends up to max keys to kb (sets r->eof after the last). Returns GM_OK,
- * GM_EIO ("cannot read: TMPFILE: REASON") or GM_ENOMEM. */
+/* Appends up to max keys to kb (sets r->eof after the last). The first read
+ * opens the file again by name, and the read that reaches the end closes it, so
+ * a run holds a descriptor only while a merge reads it. Returns GM_OK, GM_EIO
+ * ("cannot read: TMPFILE: REASON", or "TMPFILE: file changed while reading" when
+ * the name leads to another file or the size differs) or GM_ENOMEM. */
 int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st);
 
 /* Closes and unlinks the run. Safe to call twice. */

@@ -15,16 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../cuda/gpu.h"
 #include "engine.h"
+#include "pages.h"
 #include "util.h"
 
-enum { PIECE = 4 << 20, COPY_PIECE = 1 << 20 };
+enum { PIECE = 4 << 20 };
 
 struct file_span {
     int fd;
@@ -58,33 +58,16 @@ static void read_piece(void *ctx, int i)
     }
 }
 
-/* The pool's memcpy for the staging ring: pieces of a megabyte on every thread. */
-struct copy_job {
-    char *dst;
-    const char *src;
-    size_t len;
-    int pieces;
-};
-
-static void copy_piece(void *ctx, int i)
-{
-    struct copy_job *c = ctx;
-    size_t lo = c->len * (size_t)i / (size_t)c->pieces, hi = c->len * (size_t)(i + 1) / (size_t)c->pieces;
-    memcpy(c->dst + lo, c->src + lo, hi - lo);
-}
-
 struct text_ctx {
     int nthreads;
     gm_writer *w;
 };
 
+/* The pool's memcpy for the staging ring. */
 static void pool_copy(void *ctx, void *dst, const void *src, size_t len)
 {
     struct text_ctx *t = ctx;
-    struct copy_job c = { dst, src, len, (int)(len / COPY_PIECE) + 1 };
-    if (c.pieces > t->nthreads)
-        c.pieces = t->nthreads;
-    gm_parallel_for(c.pieces, c.pieces, copy_piece, &c);
+    gm_pages_copy(dst, src, len, t->nthreads);
 }
 
 static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
@@ -141,7 +124,6 @@ enum { TOUCH_STEP = 4 << 20, TOUCH_AHEAD = 128 << 20 };
 static void *touch_ahead(void *arg)
 {
     struct toucher *t = arg;
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t done = 0;
     while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && done < t->end) {
         /* ahead by as much as has been read, up to TOUCH_AHEAD: a short input
@@ -154,15 +136,7 @@ static void *touch_ahead(void *arg)
             continue;
         }
         uint64_t n = goal - done < TOUCH_STEP ? goal - done : TOUCH_STEP;
-        uintptr_t lo = ((uintptr_t)t->base + done + page - 1) / page * page;
-        uintptr_t hi = ((uintptr_t)t->base + done + n) / page * page;
-#ifdef MADV_POPULATE_WRITE
-        if (hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0) {
-            done += n;
-            continue;
-        }
-#endif
-        gm_touch_pages((void *)lo, (void *)hi); /* the reader may be writing there */
+        gm_pages_touch(t->base + done, t->base + done + n); /* the reader may be writing there */
         done += n;
     }
     return NULL;
@@ -316,19 +290,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
             ins[i].bytes = f[i].size;
         }
         gm_engine_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.device = GM_DEVICE_GPU;
-        rep.kernel = t.kernel_used;
-        snprintf(rep.reason, sizeof rep.reason, "%s", why);
-        gm_gpu_info info;
-        gm_status ignored;
-        if (gm_gpu_probe(&info, &ignored) == GM_OK)
-            snprintf(rep.gpu_name, sizeof rep.gpu_name, "%s", info.name);
-        rep.h2d = t.h2d;
-        rep.kernel_s = t.kernel;
-        rep.d2h = t.d2h;
-        rep.passes = t.passes;
-        rep.deduplicated = cfg->unique;
+        gm_engine_report_text(&rep, cfg, why, &t);
         gm_stream_tally(stats, GM_OP_SORT, res.keys, res.width, &rep);
         stats->keys += res.keys;
         stats->engine += t2 - t1 - res.sink;
@@ -349,7 +311,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     return GM_ETEXT;
 }
 
-int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, size_t budget,
+int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
                  gm_writer *w, gm_stream_stats *stats, gm_status *st)
 {
     if (cfg->device == GM_DEVICE_CPU)
@@ -387,8 +349,8 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     if (ok && streams && cfg->device == GM_DEVICE_AUTO && !gm_gpu_driver_loaded())
         ok = 0;
     /* With a stream the cost model is asked once its length is known. */
-    if (!ok || total > budget / 2 || (!streams && known == 0) ||
-        (!streams && !gm_engine_text_path(cfg, total, nthreads, why, sizeof why))) {
+    if (!ok || total > plan->text_limit || (!streams && known == 0) ||
+        (!streams && !gm_engine_text_path(cfg, total, plan->threads, why, sizeof why))) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         free(f);
@@ -401,15 +363,15 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     if (streams) {
         /* The whole limit is reserved, and given back past the text once it ends:
          * the buffer never moves while a pipe is read into it. */
-        uint64_t limit = budget / 2;
+        uint64_t limit = plan->text_limit;
         text = gm_buf_alloc(limit + (uint64_t)nins + 16, "reading", st);
         rc = text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         gm_trace_push("read");
         /* The output is no longer than the text: its space is reserved as it comes. */
         if (!rc)
-            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, text_touchers(nthreads), st);
+            rc = gm_writer_ahead_open(w, limit + (uint64_t)nins, text_touchers(plan->threads), st);
         if (!rc)
-            rc = read_streams(cfg, ins, f, nins, nthreads, limit, text, &len, w, st);
+            rc = read_streams(cfg, ins, f, nins, plan->threads, limit, text, &len, w, st);
         gm_trace_pop();
         if (rc == GM_ETEXT && text)
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", st->msg);
@@ -418,7 +380,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     } else {
         /* The output is no longer than the text: its space is being reserved
          * (gm_stream_run began it), and threads fault its pages in meanwhile. */
-        rc = gm_writer_ahead(w, total, text_touchers(nthreads), st);
+        rc = gm_writer_ahead(w, total, text_touchers(plan->threads), st);
         text = rc ? NULL : gm_buf_alloc(total + 16, "reading", st);
         rc = rc ? rc : text ? GM_OK : GM_ETEXT; /* the streaming sort needs less at once */
         for (int i = 0; i < nins; i++) {
@@ -427,11 +389,12 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
         }
     }
     if (!rc)
-        rc = read_files(ins, f, nins, text, nthreads, st);
+        rc = read_files(ins, f, nins, text, plan->threads, st);
     if (!rc)
         len = add_eols(f, nins, text, len, cfg->zero_terminated ? '\0' : '\n');
     stats->read += gm_now() - t0;
-    if (!rc && streams && (len == 0 || !gm_engine_text_path(cfg, len, nthreads, why, sizeof why))) {
+    if (!rc && streams &&
+        (len == 0 || !gm_engine_text_path(cfg, len, plan->threads, why, sizeof why))) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         rc = GM_ETEXT;
@@ -439,7 +402,7 @@ int gm_text_sort(const gm_config *cfg, gm_input *ins, int nins, int nthreads, si
     if (!rc && streams)
         gm_writer_ahead_grow(w, len, 1);
     if (!rc)
-        rc = sort_on_gpu(cfg, ins, f, nins, nthreads, text, len, why, w, stats, st);
+        rc = sort_on_gpu(cfg, ins, f, nins, plan->threads, text, len, why, w, stats, st);
     if (rc == GM_ETEXT) /* the CPU's path hands the writer keys */
         gm_writer_ahead_end(w);
     if (rc == GM_ETEXT && streams && text) { /* the streaming sort parses them again */

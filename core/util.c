@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,6 +196,31 @@ void gm_fill_std_fds(void)
     }
 }
 
+int gm_fd_room(void)
+{
+    struct rlimit rl;
+    int limit = 1 << 20;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)limit)
+        limit = (int)rl.rlim_cur;
+    /* open(2) takes the lowest free number and fails past the limit, so only the
+     * descriptors below it count; /proc lists them, else each number is asked. */
+    int used = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            int fd = atoi(e->d_name);
+            if (e->d_name[0] != '.' && fd != dirfd(d) && fd < limit)
+                used++;
+        }
+        closedir(d);
+    } else {
+        for (int fd = 0; fd < limit; fd++)
+            used += fcntl(fd, F_GETFD) >= 0;
+    }
+    return limit - used;
+}
+
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
 {
     if (!cfg->message || (kind == GM_MSG_VERBOSE && !cfg->verbose) ||
@@ -294,13 +321,6 @@ void gm_buf_release(void *p, size_t from, size_t to)
     uintptr_t hi = ((uintptr_t)p + to) / page * page;
     if (hi > lo)
         munmap((void *)lo, hi - lo); /* never the header's page: p is past it */
-}
-
-void gm_touch_pages(void *from, void *to)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (uintptr_t a = ((uintptr_t)from + page - 1) / page * page; a < (uintptr_t)to; a += page)
-        __atomic_fetch_add((unsigned char *)a, 0, __ATOMIC_RELAXED);
 }
 
 void gm_pipe_enlarge(int fd, const struct stat *st)

@@ -61,6 +61,10 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
  * closed must never name an input. */
 void gm_fill_std_fds(void);
 
+/* How many more descriptors open(2) may hand out now: RLIMIT_NOFILE (at most
+ * 2^20) less the descriptors open below it. */
+int gm_fd_room(void);
+
 /* Hands a printf-style message of this kind to cfg->message, when there is one and
  * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
@@ -80,11 +84,6 @@ void gm_buf_free(void *p);
 /* Gives back the memory of the whole pages within p[from, to) of a gm_buf_alloc
  * block, whose bytes there are no longer needed (gm_buf_free still frees it). */
 void gm_buf_release(void *p, size_t from, size_t to);
-
-/* Faults in, writable, every page whose first byte lies in [from, to), by a locked
- * add of zero to that byte: no byte changes, so another thread may be writing the
- * same memory meanwhile (read(2) into it, or a copy that took it). */
-void gm_touch_pages(void *from, void *to);
 
 /* Writes all of buf at fd, retrying short and interrupted writes. Returns 0 or
  * an errno value. */

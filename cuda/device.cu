@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,6 +89,26 @@ static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_
     }
 }
 
+/* How many more descriptors open(2) may hand out: RLIMIT_NOFILE less those open
+ * below it (as core/util.h's gm_fd_room, which this layer does not see). */
+static int descriptors_free()
+{
+    struct rlimit rl;
+    long limit = 1 << 20;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)limit)
+        limit = (long)rl.rlim_cur;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    long used = 0;
+    while (struct dirent *e = readdir(d)) {
+        long fd = atol(e->d_name);
+        used += e->d_name[0] != '.' && fd != dirfd(d) && fd < limit;
+    }
+    closedir(d);
+    return (int)(limit - used);
+}
+
 /* The probe itself, run once (std::call_once): by the first gm_gpu_probe, or by the
  * thread gm_gpu_warm_start starts, whichever comes first; the other waits for it. */
 static std::once_flag probe_once;
@@ -100,6 +122,18 @@ static void probe_device()
     cudaFuncAttributes attr;
     bool have_prop = false;
     memset(&probe_info, 0, sizeof probe_info);
+    int fds = descriptors_free();
+    if (fds < GM_GPU_START_FDS) {
+        snprintf(probe_msg, sizeof probe_msg,
+                 "no usable CUDA device: %d file descriptors free, CUDA's start-up needs %d "
+                 "(ulimit -n)", fds, GM_GPU_START_FDS);
+        snprintf(probe_info.detail, sizeof probe_info.detail, "RLIMIT_NOFILE");
+        probe_rc = GM_ENODEV;
+        probe_info.seconds = host_seconds() - began;
+        probe_finished = true;
+        gm_trace_pop();
+        return;
+    }
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;

@@ -37,10 +37,17 @@ typedef struct gm_gpu_times {
     gm_kernel kernel_used;
 } gm_gpu_times;
 
+/* Descriptors CUDA's start-up opens on a machine with one GPU (the driver's
+ * device files, its threads' pipes and event descriptors), and one more. With
+ * fewer free, CUDA fails or crashes, so the probe does not start it; a merge
+ * keeps this many free beside its fan-in while the GPU may start. */
+#define GM_GPU_START_FDS 34
+
 /* Finds a usable CUDA device and creates its context (once a process; later calls
  * return what the first found). Returns GM_OK, or GM_ENODEV with the reason in
  * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
- * device", "...: built without CUDA", ...). info, if not null, is filled in either
+ * device", "...: built without CUDA", "...: N file descriptors free, CUDA's
+ * start-up needs 34 (ulimit -n)", ...). info, if not null, is filled in either
  * way (all zero but detail after a failure). */
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
 

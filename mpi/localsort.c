@@ -90,12 +90,9 @@ static int chunk_sort(struct sorter *so, gm_status *st)
     gm_recs *v = &so->recs;
     if (v->n < 2)
         return GM_OK;
-    gm_rec *scratch = gm_buf_alloc(v->n * sizeof *scratch, "sorting", st);
-    if (!scratch)
-        return GM_ENOMEM;
-    gm_recsort(so->m->ks, v->r, scratch, v->n, so->m->nthreads);
-    gm_buf_free(scratch);
-    return GM_OK;
+    /* stable under -s and -u, where the order of equal keys is the output's; the
+     * budget counts a scratch array as large as the records */
+    return gm_recsort(so->m->ks, v->r, v->n, so->m->nthreads, 1, st);
 }
 
 /* The chunk sorted into a new run. */

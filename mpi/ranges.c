@@ -175,6 +175,7 @@ int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t 
     }
     gm_lines_open_fd(s, fd, 1, in->shown, eol);
     s->left = len; /* the range only: its end is a line start or the file's end */
+    s->range = 1;
     return GM_OK;
 }
 

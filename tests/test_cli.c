@@ -730,8 +730,14 @@ Test(cli, help_version_verbose)
     r = gm(dir, "sort", "-v --threads=3 in");
     cr_assert_eq(r.status, 0);
     cr_assert_str_eq(r.out, "1\n2\n");
-    cr_assert(strstr(r.err, "gpumerge: plan: sort 1 input, 2 keys, int32") != NULL, "%s", r.err);
-    cr_assert(strstr(r.err, "3 threads") != NULL, "%s", r.err);
+    /* the plan first, before the work; what ran after it */
+    const char *plan = strstr(r.err, "gpumerge: plan: sort of 1 input");
+    const char *ran = strstr(r.err, "gpumerge: ran: sort 1 input, 2 keys, int32");
+    cr_assert(plan != NULL && ran != NULL && plan < ran, "%s", r.err);
+    const char *threads = strstr(plan, "3 threads");
+    cr_assert(threads != NULL && threads < strchr(plan, '\n'), "%s", r.err);
+    cr_assert(strstr(r.err, "gpumerge: plan: budget ") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "gpumerge: plan: fan-in ") != NULL, "%s", r.err);
     /* every stage of the run, then its total, last */
     const char *stages[] = { "time: start-up", "time: open", "time: read", "time: parse",
                              "time: sort", "time: format and write", "time: clean-up",

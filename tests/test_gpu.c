@@ -15,7 +15,11 @@
  * blank lines, int64 values first met late, a last line without its end, -z), its
  * formatter against gm_format_i64, and gm_gpu_sort_text against the CPU's parse,
  * sort and format, with -r, -u, -z and copies forced into small pieces.
+ *
+ * The probe with fewer descriptors free than CUDA's start-up opens, and a merge
+ * of many inputs beside it, through the binary under ulimit -n.
  */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,6 +529,63 @@ Test(gpu, warm_start_then_probe)
 Test(gpu, warm_start_then_exit)
 {
     gm_gpu_warm_start();
+}
+
+/* With fewer descriptors free than CUDA's start-up opens, CUDA is not started (it
+ * fails vaguely or crashes): --device=gpu says so; and a merge of more inputs
+ * than its fan-in leaves CUDA its descriptors. The binary under ulimit -n, since
+ * the probe runs once a process. */
+Test(gpu, descriptors_for_cuda, .timeout = 300)
+{
+    /* The binary finds the GPU, not this process: CUDA's own descriptors would be
+     * inherited by the commands below. */
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 34);
+    char *args = malloc(300 * 8), *p = args;
+    for (int i = 0; i < 300; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%03d", i);
+        random_file(&r, dir, name, 1000, 0, 1);
+        p += sprintf(p, " %s", name);
+    }
+    char *cmd;
+    if (asprintf(&cmd, "'%s' --device=gpu -n in000", gpumerge_path()) < 0)
+        abort();
+    cmd_result g = run_sh(dir, cmd);
+    free(cmd);
+    if (g.status != 0) {
+        const char *req = getenv("GM_TEST_REQUIRE_GPU");
+        if (req && *req == '1')
+            cr_assert_fail("GPU required but unusable: %s", g.err);
+        cr_skip_test("GPU case skipped: %s", g.err);
+    }
+    cmd_free(&g);
+    if (asprintf(&cmd, "ulimit -n 20 && '%s' --device=gpu -n in000", gpumerge_path()) < 0)
+        abort();
+    g = run_sh(dir, cmd);
+    free(cmd);
+    cr_assert_eq(g.status, 2, "%s", g.err);
+    cr_assert(strncmp(g.err, "gpumerge: no usable CUDA device: ", 33) == 0 &&
+                  strstr(g.err, " file descriptors free, CUDA's start-up needs 34 (ulimit -n)\n"),
+              "%s", g.err);
+    cmd_free(&g);
+    if (asprintf(&cmd, "ulimit -n 64 && TMPDIR=. '%s' --device=gpu merge%s", gpumerge_path(),
+                 args) < 0)
+        abort();
+    g = run_sh(dir, cmd);
+    free(cmd);
+    if (asprintf(&cmd, "LC_ALL=C sort -m -n%s", args) < 0)
+        abort();
+    cmd_result want = run_sh(dir, cmd);
+    free(cmd);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_assert(g.out_len == want.out_len && memcmp(g.out, want.out, g.out_len) == 0,
+              "the merge differs from sort's");
+    cmd_free(&g);
+    cmd_free(&want);
+    free(args);
+    free(dir);
 }
 
 /* ---------------------------------------------------------------- text path */

@@ -257,6 +257,8 @@ Test(lines, random_sort_merge_check, .timeout = 600)
         agree(dir, args);
         snprintf(args, sizeof args, "%s -S 64K --batch-size=2 in", ord);
         agree(dir, args);
+        snprintf(args, sizeof args, "%s --parallel=5 in b", ord); /* the sort with scratch */
+        agree(dir, args);
         /* merge: inputs sorted by sort itself */
         char *cmd;
         const char *n = names_order(ord) ? "" : "-n ";

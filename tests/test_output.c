@@ -1,7 +1,9 @@
 /*
- * test_output.c - core/output: canonical formatting at the edges of both widths,
- * -u's filter across block boundaries, the atomic -o (temporary file, rename, what
- * is left after a failure, modes and symbolic links), and write errors.
+ * test_output.c - the output stage (core/output.h): canonical formatting at the
+ * edges of both widths, -u's filter across block boundaries, the write queue's
+ * order across chunks, the mapping writer and reserving ahead against write(2),
+ * the atomic -o (temporary file, rename, what is left after a failure, modes and
+ * symbolic links), and write errors.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>

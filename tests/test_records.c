@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/gm.h"
 #include "../core/records.h"
+#include "../core/recsort.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -136,7 +138,7 @@ static int records(gm_op op, const gm_keyspec *ks, const knobs *k, char **names,
     c.message = collect;
     said[0] = '\0';
     st->msg[0] = '\0';
-    return gm_records_run(op, &c, names, n, st);
+    return gm_records_run(op, &c, NULL, names, n, st);
 }
 
 /* One field of a generated line. */
@@ -301,6 +303,17 @@ Test(records, sort_in_memory_parallel, .timeout = 120)
     sort_table(3, 1, 90000, &k, 0, 0);
     k.threads = 4;
     sort_table(4, 2, 40000, &k, 0, 0);
+}
+
+Test(records, sort_in_place_parallel, .timeout = 120)
+{
+    /* buckets of a thousand records at most per task: the distribution in
+     * place runs on small inputs, nested (without -s and -u) */
+    gm_recsort_test_task_max(1000);
+    knobs k = { .threads = 2 };
+    sort_table(8, 1, 90000, &k, 0, 0);
+    k.threads = 3;
+    sort_table(9, 2, 30000, &k, 0, 0);
 }
 
 Test(records, sort_external_runs_and_passes, .timeout = 120)
@@ -691,5 +704,91 @@ Test(records, missing_input_leaves_the_output)
     free(a);
     free(missing);
     free(out);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- streaming */
+
+Test(records, merge_output_begins_before_the_input_ends, .timeout = 60)
+{
+    /* 16 MB of sorted lines through a pipe that then stays open a while: the
+     * merge's output has begun (standard output is a file, written as it goes)
+     * before the pipe ends */
+    char *dir = scratch_dir();
+    char *in = path_in(dir, "in");
+    size_t cap = 17 << 20, len = 0;
+    char *data = malloc(cap);
+    for (int i = 0; len < (16u << 20); i++)
+        len += (size_t)sprintf(data + len, "%08d,%d,xxxxxxxxxxxxxxxx\n", i, i / 4);
+    write_file(in, data, len);
+    free(data);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "(cat in; sleep 2; wc -c < out > seen) | %s -m -t, -k2,2n - > out; wc -c < out",
+             gpumerge_path());
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert_eq(res.status, 0, "%s", res.err);
+    cr_assert_eq(strtoull(res.out, NULL, 10), len, "the whole output: %s", res.out);
+    char *seen_path = path_in(dir, "seen");
+    size_t l;
+    char *seen = read_file(seen_path, &l);
+    cr_assert_not_null(seen);
+    cr_assert_gt(strtoull(seen, NULL, 10), 0, "nothing was written before the input ended");
+    free(seen);
+    free(seen_path);
+    cmd_free(&res);
+    free(in);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- descriptors */
+
+Test(records, any_number_of_inputs_and_runs_under_a_small_descriptor_limit, .timeout = 60)
+{
+    /* 200 inputs and more runs than descriptors: inputs beyond a pass and every
+     * run not being written or read are closed, and opened again by name */
+    char *dir = scratch_dir();
+    char *out = path_in(dir, "out"), *tmp = path_in(dir, "tmp");
+    mkdir(tmp, 0700);
+    rng r;
+    rng_seed(&r, 61);
+    opts o = { { "-t,", "-k2,2n" } };
+    char *names[200], list[200 * 8];
+    list[0] = '\0';
+    for (int f = 0; f < 200; f++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%03d", f);
+        names[f] = gen_file(&r, dir, name, 40, ',', '\n');
+        snprintf(list + strlen(list), sizeof list - strlen(list), " %s", name);
+    }
+    size_t want_len, merged_len;
+    char args[2048];
+    snprintf(args, sizeof args, "-t, -k2,2n%s", list);
+    char *want = sort_ref(dir, args, &want_len);
+    for (int f = 0; f < 200; f++) { /* each input sorted, for the merge */
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "LC_ALL=C sort -t, -k2,2n -o s%03d s%03d", f, f);
+        cmd_result res = run_sh(dir, cmd);
+        cmd_free(&res);
+    }
+    snprintf(args, sizeof args, "-m -t, -k2,2n%s", list);
+    char *merged = sort_ref(dir, args, &merged_len);
+    struct rlimit rl = { 16, 16 };
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    gm_keyspec ks = spec_of(&o, 0);
+    knobs k = { .output = out, .tmpdir = tmp, .budget = 64 << 10 };
+    gm_status st;
+    cr_assert_eq(records(GM_OP_MERGE, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    assert_same_file(out, merged, merged_len, "merge under ulimit -n 16");
+    cr_assert_eq(records(GM_OP_SORT, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    assert_same_file(out, want, want_len, "sort under ulimit -n 16");
+    cr_assert_eq(records(GM_OP_CHECK, &ks, &k, names, 200, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(dir_entries(tmp), 0, "temporary files left");
+    for (int f = 0; f < 200; f++)
+        free(names[f]);
+    free(want);
+    free(merged);
+    free(out);
+    free(tmp);
     free(dir);
 }

@@ -1,0 +1,47 @@
+/*
+ * pages.h - bulk work on memory, shared by the stages that move whole buffers: the
+ * parallel copy (cut into pieces on the pool's threads), the page toucher (faulting
+ * pages in ahead of whoever fills them), and a file's shared mapping at any byte
+ * offset.
+ */
+#ifndef GM_PAGES_H
+#define GM_PAGES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A copy of len bytes cut into len / GM_PAGES_COPY_PIECE + 1 equal pieces, at
+ * most most of them (gm_pages_copy_plan; most < 1: no bound), so that threads take
+ * a piece each. Piece p covers bytes [lo, hi) (gm_pages_copy_range), and
+ * gm_pages_copy_piece copies it: a caller that must wait before it writes a piece
+ * (the mapping writer, for its space) takes the pieces one by one; any other
+ * calls gm_pages_copy. */
+enum { GM_PAGES_COPY_PIECE = 1 << 20 };
+
+typedef struct gm_pages_copy_job {
+    char *dst;
+    const char *src;
+    size_t len;
+    int pieces;
+} gm_pages_copy_job;
+
+void gm_pages_copy_plan(gm_pages_copy_job *c, void *dst, const void *src, size_t len, int most);
+void gm_pages_copy_range(const gm_pages_copy_job *c, int p, size_t *lo, size_t *hi);
+void gm_pages_copy_piece(const gm_pages_copy_job *c, int p);
+
+/* memcpy(dst, src, len) on up to nthreads threads of the pool. Can't fail. */
+void gm_pages_copy(void *dst, const void *src, size_t len, int nthreads);
+
+/* Faults in, writable, every page whose first byte lies in [from, to): with
+ * MADV_POPULATE_WRITE where the kernel has it, else by a locked add of zero to
+ * each page's first byte. No byte changes either way, so another thread may be
+ * writing the same memory meanwhile (read(2) into it, or a copy that took it). */
+void gm_pages_touch(void *from, void *to);
+
+/* Maps len bytes of fd from offset at on, shared and writable (the mapping may
+ * reach past the file's end). Returns at's byte in the mapping, with the mapping
+ * itself (from the page holding at) in *base and *size for munmap, or NULL when
+ * mmap fails. */
+char *gm_pages_map(int fd, off_t at, size_t len, char **base, size_t *size);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * records_impl.h - what records.c (the entry, merge and check) shares with
+ * recchunk.c (the sort): the state of one records run and its inputs.
+ */
+#ifndef GM_RECORDS_IMPL_H
+#define GM_RECORDS_IMPL_H
+
+#include "lines.h"
+#include "recmerge.h"
+#include "recsink.h"
+
+enum {
+    GM_RECORDS_MIN_BLOCK = 64 << 10,
+};
+
+struct rec_run {
+    const gm_config *cfg;
+    const gm_keyspec *ks;
+    gm_op op;
+    int nthreads;
+    size_t budget;
+    int fan_in;
+    int fds;                      /* descriptors for inputs and runs */
+    char *const *names;
+    int nnames;
+    gm_lines_src *srcs;
+    unsigned char *open, *drained;
+    char **spooled;               /* temporary copies of inputs that are the output */
+    gm_recsink *out;
+    int runs, passes;             /* for -v: */
+    double read, split, sort, write; /* seconds in the stages of a sort */
+};
+
+/* Input i, opened again when it was closed to spare descriptors (or the first
+ * time). Returns GM_OK or GM_EIO. */
+int gm_records_src_open(struct rec_run *r, int i, gm_status *st);
+
+/* Closes input i; it reads nothing if opened again. */
+void gm_records_src_close(struct rec_run *r, int i);
+
+/* How k sources are read in a merge (check: inputs checked in order). */
+gm_recmerge_opts gm_records_merge_opts(const struct rec_run *r, int k, int check);
+
+size_t gm_records_clamp(size_t v, size_t lo, size_t hi);
+
+/* The sort: reads every input, sorts, and writes into r->out. Returns as
+ * gm_records_run. */
+int gm_records_sort(struct rec_run *r, gm_status *st);
+
+#endif

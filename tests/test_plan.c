@@ -1,0 +1,165 @@
+/*
+ * test_plan.c - the run's plan (core/plan.h): the threads the budget's share pays
+ * for, the fan-in within --batch-size and the descriptors free, the budget's
+ * splits, what opening the inputs adds, and -v saying the plan before the work.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/gm.h"
+#include "../core/plan.h"
+#include "../core/util.h"
+#include "helpers.h"
+
+static char said[8192];
+
+static void collect(void *ctx, gm_message kind, const char *text)
+{
+    (void)kind;
+    (void)ctx;
+    size_t l = strlen(said);
+    snprintf(said + l, sizeof said - l, "%s\n", text);
+}
+
+static gm_config config(void)
+{
+    gm_config c;
+    memset(&c, 0, sizeof c);
+    c.device = GM_DEVICE_CPU;
+    c.verbose = 1;
+    c.message = collect;
+    c.strict = 1;
+    return c;
+}
+
+Test(plan, the_budget_pays_for_the_threads_stacks)
+{
+    gm_config c = config();
+    gm_plan p;
+    for (int t = 1; t <= 64; t *= 4) {
+        for (size_t mb = 1; mb <= 64; mb *= 4) {
+            c.threads = t;
+            c.buffer_size = mb << 20;
+            gm_plan_make(&p, GM_OP_SORT, &c, 1);
+            size_t pays = c.buffer_size / 8 / GM_THREAD_STACK;
+            int want = (size_t)t <= pays ? t : pays > 1 ? (int)pays : 1;
+            cr_assert_eq(p.threads, want, "--parallel=%d -S %zuM: %d threads", t, mb, p.threads);
+            cr_assert_eq(p.records.threads, t); /* the records path's: as asked */
+            cr_assert_eq(p.budget, c.buffer_size);
+            cr_assert_eq(p.writer_mem, c.buffer_size / 8);
+            cr_assert_eq(p.text_limit, c.buffer_size / 2);
+            cr_assert_eq(p.chunk_keys[0], gm_sort_chunk_keys(c.buffer_size, GM_I32));
+            cr_assert_eq(p.chunk_keys[1], gm_sort_chunk_keys(c.buffer_size, GM_I64));
+            cr_assert(p.sort_block >= 4096 && p.sort_block <= c.buffer_size / 16 + 4096);
+        }
+    }
+    /* no -S: the default budget; below the least, the least */
+    c.buffer_size = 0;
+    gm_plan_make(&p, GM_OP_SORT, &c, 1);
+    cr_assert_eq(p.budget, gm_default_budget());
+    c.buffer_size = 1000;
+    gm_plan_make(&p, GM_OP_SORT, &c, 1);
+    cr_assert_eq(p.budget, 64 << 10);
+}
+
+Test(plan, the_fan_in_is_the_batch_size_within_the_descriptors_free)
+{
+    gm_config c = config();
+    c.buffer_size = 64 << 20;
+    gm_plan p;
+    c.batch_size = 5;
+    gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+    cr_assert_eq(p.fan_in, 5);
+    cr_assert_eq(p.records.fan_in, 5);
+    c.batch_size = 0; /* sort's NMERGE */
+    gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+    cr_assert_eq(p.fan_in, 16);
+    /* under ulimit -n the descriptors free bound it (the spare kept) */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = { 24, 24 };
+        setrlimit(RLIMIT_NOFILE, &rl);
+        c.batch_size = 1000;
+        gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+        int room = gm_fd_room();
+        _exit(p.fan_in < room && p.fan_in >= 2 && p.fds == room - 4 &&
+                      p.fan_in == (room - 4 > 2 ? room - 4 : 2) &&
+                      p.records.fan_in == p.fan_in
+                  ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fan-in beyond the descriptors");
+    /* the records merge's limit */
+    c.batch_size = 1 << 20;
+    gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+    cr_assert_leq(p.records.fan_in, 1024);
+}
+
+Test(plan, the_inputs_pipes_take_descriptors_from_every_pass)
+{
+    gm_config c = config();
+    c.buffer_size = 64 << 20;
+    c.batch_size = 8;
+    gm_plan p;
+    gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+    cr_assert_eq(p.total_bytes, -1);
+    gm_plan_inputs(&p, 1234, 1334, 3);
+    cr_assert_eq(p.fan_in, 5);
+    cr_assert_eq(p.total_bytes, 1234);
+    cr_assert_eq(p.regular_bytes, 1334);
+    gm_plan_inputs(&p, -1, 0, 10);
+    cr_assert_eq(p.fan_in, 2);
+}
+
+Test(plan, merge_rounds_share_the_budget_among_the_inputs)
+{
+    gm_config c = config();
+    c.threads = 2;
+    c.buffer_size = 1 << 30;
+    gm_plan a, b;
+    gm_plan_make(&a, GM_OP_MERGE, &c, 2);
+    gm_plan_make(&b, GM_OP_MERGE, &c, 16);
+    cr_assert_gt(a.merge_block, b.merge_block);
+    cr_assert_leq(b.merge_block * 16, b.merge_mem);
+    c.buffer_size = 1 << 20; /* a small budget bounds the round */
+    gm_plan_make(&a, GM_OP_MERGE, &c, 2);
+    cr_assert_eq(a.merge_mem, (size_t)1 << 20);
+}
+
+/* -v says the plan first, one fact a line, before the stages' lines. */
+Test(plan, verbose_says_the_plan_before_the_work)
+{
+    char *dir = scratch_dir();
+    char *a = path_in(dir, "a"), *b = path_in(dir, "b"), *out = path_in(dir, "out");
+    write_text(a, "1\n3\n");
+    write_text(b, "2\n4\n");
+    gm_config c = config();
+    c.threads = 2;
+    c.buffer_size = 8 << 20;
+    c.batch_size = 3;
+    c.output = out;
+    char *names[] = { a, b };
+    gm_status st;
+    said[0] = '\0';
+    cr_assert_eq(gm_run(GM_OP_MERGE, &c, names, 2, &st), GM_OK, "%s", st.msg);
+    const char *first = strstr(said, "plan: merge of 2 inputs (0.0 MB), --device=cpu, 2 threads");
+    cr_assert_eq(first, said, "%s", said);
+    cr_assert(strstr(said, "\nplan: budget 8.0 MiB: merge rounds ") != NULL, "%s", said);
+    cr_assert(strstr(said, "\nplan: fan-in 3 (of ") != NULL, "%s", said);
+    const char *ran = strstr(said, "\nran: merge 2 inputs, 4 keys");
+    cr_assert(ran != NULL && ran > strstr(said, "\nplan: fan-in"), "%s", said);
+    size_t len;
+    char *got = read_file(out, &len);
+    cr_assert_str_eq(got, "1\n2\n3\n4\n");
+    free(got);
+    free(a);
+    free(b);
+    free(out);
+    free(dir);
+}
