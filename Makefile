@@ -1,6 +1,9 @@
 # gpumerge - merge and sort files of integers on an NVIDIA GPU, or on all CPU cores.
 #
-#   make                 build ./gpumerge (with the CUDA engine when nvcc is found)
+#   make                 build ./gpumerge (with the CUDA engine when nvcc is found),
+#                        and ./gpumerge-mpi beside it when Open MPI's mpicc is found
+#   make openmpi         installs Open MPI (libopenmpi-dev openmpi-bin) with apt-get
+#                        when mpicc is missing and we are root, else says how
 #   make test            build and run every Criterion suite (installs Criterion
 #                        with apt-get when it is missing and we are root); also `make check`
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
@@ -10,14 +13,16 @@
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
-#   make install PREFIX=/usr/local     binary (with its symbols), man page, bash completion
+#   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
+#                        built), man page, bash completion
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
 #   make distcheck       that tarball unpacked, built and tested in a temporary folder
 #   make clean
 #
-# Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), GPU_ARCHS (the
+# Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), MPICC (path to
+# Open MPI's mpicc, or MPICC= for no gpumerge-mpi), GPU_ARCHS (the
 # real architectures to embed, default "75 80 90"; PTX for the last one is added),
 # and GNU's CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS, NVFLAGS, DESTDIR, PREFIX: the
 # flags the build needs (GM_*) are always applied, and these are added after them.
@@ -77,6 +82,8 @@ CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
 
+MPI_SRC  = mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c
+
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The option parser (the CLI less its main), which tests and fuzz targets call.
@@ -96,16 +103,28 @@ else
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package
+# gpumerge-mpi: built when Open MPI's compiler wrapper is found.
+MPICC_FOUND := $(shell command -v mpicc 2>/dev/null)
+ifeq ($(origin MPICC),undefined)
+  MPICC  := $(MPICC_FOUND)
+endif
+MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
+MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
+
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package \
+           mpi
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
 .SECONDARY:
 
 .PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
-        install-strip uninstall dist distcheck clean criterion FORCE
+        install-strip uninstall dist distcheck clean criterion openmpi FORCE
 
-all: $(PROG) $(BUILD)/man/gpumerge.1
+all: $(PROG) $(MPI_PROG) $(BUILD)/man/gpumerge.1
+ifeq ($(MPICC),)
+	@echo "gpumerge-mpi not built: no mpicc (make openmpi installs Open MPI)"
+endif
 
 $(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
@@ -114,6 +133,21 @@ $(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -c -o $@ $<
+
+# gpumerge-mpi: the MPI files compiled by mpicc with the build's flags, linked
+# with gpumerge's objects and its main under another name (one rank runs it).
+$(BUILD)/mpi/%.o: mpi/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/cli/mpi_main.o: cli/mpi_main.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(MPI_PROG): $(MPI_OBJ) $(BUILD)/tests/cli_main.o $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
+              $(CORE_OBJ) $(GPU_OBJ)
+	$(MPICC) $(GM_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+	@echo "built ./$@ with Open MPI ($(MPICC))"
 
 # --version names the version and the engine: version.o is rebuilt when either
 # changes.
@@ -149,6 +183,19 @@ criterion:
 	  fi; \
 	fi
 
+# Open MPI comes from the distribution too (mpirun runs the MPI suite).
+openmpi:
+	@if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Open MPI (libopenmpi-dev openmpi-bin) with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      libopenmpi-dev openmpi-bin) >/dev/null || exit 1; \
+	  else \
+	    echo "Open MPI is missing; install it with: sudo apt-get install libopenmpi-dev openmpi-bin"; \
+	    exit 1; \
+	  fi; \
+	fi
+
 $(BUILD)/tests/%.o: tests/%.c tests/helpers.h | criterion
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -c -o $@ $<
@@ -171,11 +218,11 @@ $(FORCED): $(BUILD)/tests/gpumerge_forced.o $(BUILD)/tests/cli_main.o \
            $(OPTIONS_OBJ) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
-test: $(PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
+test: $(PROG) $(MPI_PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
 	@if command -v groff >/dev/null; then \
 	  echo "== $(BUILD)/man/gpumerge.1"; groff -man -ww -z $(BUILD)/man/gpumerge.1 || exit 1; fi
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
-	  sh tests/run.sh $(TEST_BIN)
+	  GPUMERGE_MPI=$(if $(MPI_PROG),$(CURDIR)/$(MPI_PROG)) sh tests/run.sh $(TEST_BIN)
 
 test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
@@ -319,6 +366,8 @@ INSTALL_DATA    = $(INSTALL) -m 644
 install: $(PROG) $(BUILD)/man/gpumerge.1
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS)
 	$(INSTALL_PROGRAM) $(PROG) $(DESTDIR)$(BINDIR)/gpumerge
+	@if [ -n "$(MPI_PROG)" ] && [ -f "$(MPI_PROG)" ]; then \
+	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
 
@@ -326,7 +375,8 @@ install-strip:
 	$(MAKE) --no-print-directory INSTALL_PROGRAM='$(INSTALL_PROGRAM) -s' install
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
+	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
+	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge
 
 # ---------------------------------------------------------------- dist
@@ -352,6 +402,6 @@ distcheck: dist
 check: test
 
 clean:
-	rm -rf $(BUILD) gpumerge build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) gpumerge gpumerge-mpi build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -196,9 +196,11 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
         if (s->left == 0) {
             /* a file that grew or shrank underneath is an error, as for the
              * integer path; the offset is left where read(2) would leave it */
-            int rc = gm_pread_check_size(s->fd, s->off, s->shown, st);
-            if (rc)
-                return rc;
+            if (!s->range) { /* a share of a file ends before the file does */
+                int rc = gm_pread_check_size(s->fd, s->off, s->shown, st);
+                if (rc)
+                    return rc;
+            }
             lseek(s->fd, (off_t)s->off, SEEK_SET);
         }
         *got = n;

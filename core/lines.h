@@ -91,6 +91,8 @@ typedef struct gm_lines_src {
     char eol;
     int regular;      /* read with preads from off, left bytes known */
     int64_t off, left;
+    int range;        /* left ends a range before the file's end (gpumerge-mpi's
+                         share of a file): its size is not checked there */
     int eof;          /* nothing more to read from fd */
     int done;         /* the last block has been handed out */
     unsigned char *carry; /* a partial line read after the last block's end */

@@ -28,10 +28,9 @@ struct pread_job {
     int bad;               /* the span it happened to */
 };
 
-/* Reads len bytes of fd at off into buf, retrying short and interrupted reads.
- * Returns 0, an errno value, or -1 when the file ends first. */
-static int pread_all(int fd, char *buf, size_t len, int64_t off)
+int gm_pread_all(int fd, void *to, size_t len, int64_t off)
 {
+    char *buf = to;
     while (len > 0) {
         ssize_t got = pread(fd, buf, len, (off_t)off);
         if (got < 0 && errno == EINTR)
@@ -61,7 +60,7 @@ static void pread_task(void *ctx, int task)
     size_t a = (size_t)k * j->piece, b = a + j->piece < s->end ? a + j->piece : s->end;
     size_t from = a > s->at ? a : s->at;
     if (from < b) {
-        int err = pread_all(s->fd, s->buf + from, b - from, s->off + (int64_t)(from - s->at));
+        int err = gm_pread_all(s->fd, s->buf + from, b - from, s->off + (int64_t)(from - s->at));
         if (err) {
             if (!__atomic_exchange_n(&j->failed, 1, __ATOMIC_RELAXED)) {
                 j->err = err;

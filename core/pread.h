@@ -37,6 +37,10 @@ typedef void (*gm_pread_piece_fn)(void *ctx, int span, int piece, size_t lo, siz
 int gm_pread_parallel(const gm_pread_span *spans, int nspans, size_t piece, int nthreads,
                       gm_pread_piece_fn done, void *ctx, gm_status *st);
 
+/* Reads len bytes of fd at off into buf on the calling thread, retrying short and
+ * interrupted reads. Returns 0, an errno value, or -1 when the file ends first. */
+int gm_pread_all(int fd, void *buf, size_t len, int64_t off);
+
 /* The size rule, once a regular file's bytes up to end are read by offsets: its
  * size must still be end. Returns GM_OK, or GM_EIO with "FILE: file changed while
  * reading" (or "cannot read: FILE: REASON" when fstat fails). Leaves the offset. */

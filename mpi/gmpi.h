@@ -1,0 +1,208 @@
+/*
+ * gmpi.h - gpumerge across the ranks of an MPI job (gpumerge-mpi): the same
+ * merge, sort and check as one process, the same bytes out, every rank reading
+ * its share of the inputs from a shared file system.
+ *
+ *   sort   a sample sort (PSRS, Shi and Schaeffer 1992): byte ranges cut at
+ *          line boundaries, a stable local sort of records (core/recsort),
+ *          splitters from regular samples, MPI_Alltoallv in bounded rounds,
+ *          a stable k-way merge of what came (core/recmerge), each rank's
+ *          slice written at its byte offset (mpi/samplesort.c)
+ *   merge  no exchange: each rank co-ranks every sorted input by byte offset
+ *          and merges its slices (mpi/comerge.c)
+ *   check  each rank checks its byte range and the line before it
+ *          (mpi/comerge.c)
+ *
+ * Ties between equal lines are broken by input position everywhere (a splitter
+ * is a line and a position), so -s, -u and stability hold across ranks. A
+ * status is agreed by every rank after each phase (gm_mpi_agree): the first
+ * failing rank's message is the one reported, once, by rank 0.
+ */
+#ifndef GM_MPI_H
+#define GM_MPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../core/gm.h"
+#include "../core/lines.h"
+#include "../core/recsink.h"
+
+/* One job over the ranks, and what -v reports of it per rank. */
+typedef struct gm_mpi {
+    MPI_Comm comm;
+    int rank, size;
+    const gm_config *cfg;
+    const gm_keyspec *ks;
+    int nthreads;
+    size_t budget;
+    /* -v */
+    double bytes_read, bytes_sent, bytes_recv, bytes_out;
+    double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
+    int rounds;             /* of the exchange */
+    int runs;               /* temporary runs of the local sort */
+} gm_mpi;
+
+/* One input seen by every rank: a regular file and its size (rank 0's). */
+typedef struct gm_mpi_input {
+    const char *name;
+    char shown[512];
+    int fd;
+    int64_t size;
+    int64_t base;   /* its first byte's offset in the inputs' concatenation */
+} gm_mpi_input;
+
+/* Runs op over names across comm; every rank calls it with the same arguments.
+ * Returns the agreed status (the same on every rank; st filled on every rank). */
+int gm_mpi_run(gm_op op, const gm_config *cfg, char *const *names, int nnames, MPI_Comm comm,
+               gm_status *st);
+
+/* ---- agreement (run.c) */
+
+/* Every rank's rc agreed: GM_OK when all are; else the lowest failing rank's
+ * status, copied into st on every rank. Collective. */
+int gm_mpi_agree(gm_mpi *m, int rc, gm_status *st);
+
+/* ---- ranges of files (ranges.c) */
+
+/* Opens every input on every rank and agrees on their sizes. *regular: every
+ * input is a regular file (else only rank 0 can read them all). Returns the
+ * agreed status; on success *ins has nnames entries (gm_mpi_inputs_close). */
+int gm_mpi_inputs(gm_mpi *m, char *const *names, int nnames, gm_mpi_input **ins,
+                  int *regular, gm_status *st);
+void gm_mpi_inputs_close(gm_mpi_input *ins, int n);
+
+/* The first line start at or after off in in (in->size when none). */
+int gm_mpi_line_start(const gm_mpi_input *in, char eol, int64_t off, int64_t *start,
+                      gm_status *st);
+
+/* The line that starts at off (*len bytes, without its terminator; malloc'd). */
+int gm_mpi_line_at(const gm_mpi_input *in, char eol, int64_t off, unsigned char **line,
+                   size_t *len, gm_status *st);
+
+/* The line that ends just before off (off > 0, a line start; malloc'd). */
+int gm_mpi_line_before(const gm_mpi_input *in, char eol, int64_t off, unsigned char **line,
+                       size_t *len, gm_status *st);
+
+/* Opens a source reading in's bytes [off, off + len). */
+int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t off,
+                     int64_t len, gm_status *st);
+
+/* Adds the lines of in before off to the line number of a "FILE:LINE: ..."
+ * message about in (a message of a source opened at off). */
+void gm_mpi_renumber(gm_status *st, const gm_mpi_input *in, char eol, int64_t off);
+
+/* A "NAME:LINE: ..." message about a copy of in's bytes from off on, named
+ * name, made one about in (its name, its line number). */
+void gm_mpi_rename(gm_status *st, const char *name, const gm_mpi_input *in, char eol,
+                   int64_t off);
+
+/* "FILE:LINE: disorder: TEXT" for the line at off of in. Returns code. */
+int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eol,
+                    int64_t off, const unsigned char *line, size_t len);
+
+/* ---- output (output.c) */
+
+/* Where a rank's output goes before it is placed: a spool file (in memory when
+ * a quarter of the budget, else in -T), written through a gm_recsink. */
+typedef struct gm_mpi_spool {
+    int fd;
+    char *path;          /* a temporary file's, or NULL (in memory) */
+    int64_t bytes;
+    int64_t skip;        /* bytes at its start that are not output */
+} gm_mpi_spool;
+
+int gm_mpi_spool_open(gm_mpi *m, gm_mpi_spool *sp, int64_t expect, gm_status *st);
+void gm_mpi_spool_close(gm_mpi_spool *sp);
+
+/* Places every rank's spool, in rank order, into -o (a temporary file beside
+ * it, sized to the total, each slice written at its offset, renamed by rank 0
+ * once every rank succeeded) or onto rank 0's standard output (gathered in
+ * bounded chunks). rc is this rank's status so far: an error on any rank leaves
+ * -o untouched. Collective; returns the agreed status. */
+int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st);
+
+/* -u after a merge that could not be seeded: a first line of sp equal to seed
+ * (the last line of the ranks before) is skipped. */
+int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, size_t seed_len,
+                     gm_status *st);
+
+/* A -u sink's last line, as if line (len bytes) had been put last. */
+int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_status *st);
+
+/* ---- the sample sort (samplesort.c, exchange.c) */
+
+/* The exchange's state: what came from each rank, and the round's buffers. */
+typedef struct gm_mpi_exchange {
+    gm_mpi_spool *from;     /* one spool per source rank */
+    int64_t *expect;        /* bytes each source sends here */
+    int64_t *cursor;        /* the next byte to send to each rank */
+    int *scount, *sdispl, *rcount, *rdispl;
+    unsigned char *sbuf, *rbuf;
+    size_t scap, rcap;
+} gm_mpi_exchange;
+
+/* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its
+ * cuts at line starts) to rank d, for every d, in bounded rounds; what comes
+ * lands in x->from[source]. Collective; agreed status. */
+int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
+                        gm_mpi_exchange *x, gm_status *st);
+void gm_mpi_exchange_free(gm_mpi_exchange *x, int P);
+
+/* With -u: the last line of the ranks before this one, malloc'd (NULL: none).
+ * Collective. */
+int gm_mpi_unique_seed(gm_mpi *m, const gm_mpi_exchange *x, unsigned char **seed,
+                       size_t *seed_len, gm_status *st);
+
+/* Merges what came, stably by source rank, into a new spool out (seed: -u's
+ * last line, which out skips when it begins with an equal one). */
+int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *seed,
+                          size_t seed_len, gm_mpi_spool *out, gm_status *st);
+
+/* The rank's byte range [lo, hi) of the concatenation, sorted (-u applied)
+ * into a new spool (localsort.c). */
+int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
+                      gm_mpi_spool *sorted, gm_status *st);
+
+/* Whether the one-process program does a rank's own sort and merge: when its
+ * integer path may serve the order (whole lines by -n) or the rank has a GPU to
+ * use (localsort.c). */
+int gm_mpi_use_gm_run(const gm_mpi *m);
+
+/* op by gm_run over copies of the inputs' bytes [lo[i], hi[i]) (those not
+ * empty) into a new spool out; a message about a copy is made one about its
+ * input, its line counted in the input. */
+int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
+                      const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st);
+
+/* Copies the bytes [lo, hi) of the inputs' concatenation into fd, a terminator
+ * added after a file's unended last line (localsort.c). */
+int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
+                      int fd, gm_status *st);
+
+/* op by gm_run over the n descriptors (read from their offsets) into a new
+ * spool, a temporary file. */
+int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *out,
+                     gm_status *st);
+
+/* ---- the operations */
+
+int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st);
+int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st);
+int gm_mpi_check(gm_mpi *m, gm_mpi_input *in, gm_status *st);
+
+/* The co-rank of a merge lifted from arrays to files: in the sorted input in,
+ * from the line start lo on, the first line start whose line, at position
+ * (p0, its offset), comes after the line b at position (b0, b1); in->size when
+ * none does. A binary search over byte offsets: "the line starting at or after
+ * x comes after b" is monotone in x when in is sorted. */
+int gm_mpi_corank(const gm_mpi_input *in, const gm_keyspec *ks, uint64_t p0, int64_t lo,
+                  const unsigned char *b, size_t blen, uint64_t b0, uint64_t b1, int64_t *pos,
+                  gm_status *st);
+
+/* Compares lines a and b by ks, then by their positions (pa, pb: any order
+ * that is the input order). */
+int gm_mpi_cmp_pos(const gm_keyspec *ks, const unsigned char *a, size_t alen, uint64_t pa0,
+                   uint64_t pa1, const unsigned char *b, size_t blen, uint64_t pb0, uint64_t pb1);
+
+#endif
