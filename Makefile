@@ -75,14 +75,14 @@ CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c 
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
-CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/records.c
+CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
 
-MPI_SRC  = mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c
+MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -6,6 +6,7 @@
 #define GM_RECORDS_IMPL_H
 
 #include "lines.h"
+#include "output.h"
 #include "recmerge.h"
 #include "recsink.h"
 
@@ -42,6 +43,14 @@ void gm_records_src_close(struct rec_run *r, int i);
 gm_recmerge_opts gm_records_merge_opts(const struct rec_run *r, int k, int check);
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi);
+
+/* Opens every input (recsrc.c) before any output; *bytes: the regular inputs'
+ * sizes, which bound the output. Returns GM_OK or GM_EIO. */
+int gm_records_open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st);
+
+/* An output written in place that is also an input of a merge: that input is
+ * copied to a temporary file first. Returns GM_OK, GM_EIO or GM_ENOMEM. */
+int gm_records_spool_aliases(struct rec_run *r, const gm_output *out, gm_status *st);
 
 /* The sort: reads every input, sorts, and writes into r->out. Returns as
  * gm_records_run. */

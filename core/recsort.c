@@ -157,28 +157,6 @@ void gm_recsort_msd(const ctx_t *c, gm_sortlevel lv, gm_rec *src, gm_rec *dst, s
     }
 }
 
-/* ------------------------------------------------------------------ entry */
-
-int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, int scratch_ok,
-               gm_status *st)
-{
-    gm_sortctx c = { ks, ks->eol, ks->nkeys == 1, ks->stable || ks->unique };
-    if (n < 2)
-        return GM_OK;
-    /* Equal records are equal lines unless -s or -u: no need to be stable. In
-     * place the distribution of each level is one thread's, beside the others
-     * sorting the buckets it completes; with a scratch array every level is
-     * scattered on all threads, which pays once there are four of them. */
-    if (!c.no_last_resort && (nthreads < 4 || !scratch_ok))
-        return gm_recsort_par_inplace(&c, a, n, nthreads, st);
-    gm_rec *scratch = gm_buf_alloc(n * sizeof *scratch, "sorting", st);
-    if (!scratch)
-        return GM_ENOMEM;
-    gm_recsort_par_stable(&c, a, scratch, n, nthreads);
-    gm_buf_free(scratch);
-    return GM_OK;
-}
-
 /* ------------------------------------------------------------------ order */
 
 struct disorder_job {

@@ -23,16 +23,6 @@
 
 enum { MIN_BUDGET = 1 << 20 };
 
-int gm_mpi_agree(gm_mpi *m, int rc, gm_status *st)
-{
-    int mine = rc ? m->rank : m->size, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, m->comm);
-    if (first == m->size)
-        return GM_OK;
-    MPI_Bcast(st, (int)sizeof *st, MPI_BYTE, first, m->comm);
-    return st->code;
-}
-
 enum { NSTAT = 12 };
 
 /* Rank 0 says every rank's numbers, then the summary. */
