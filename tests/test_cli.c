@@ -580,7 +580,7 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
         cmd_free(&g), cmd_free(&want);
     }
     /* -o, and standard input that is a file, read from its offset */
-    cmd_result g = run_sh(dir, "{ read skip; \"$GPUMERGE\" sort --device=gpu - c -o out; } < d && cat out");
+    cmd_result g = run_sh(dir, "{ read skip; \"$GPUMERGE\" sort --strict --device=gpu - c -o out; } < d && cat out");
     assert_result(&g, 0, "-9223372036854775808\n-7\n0\n1\n3\n5\n7\n12\n9223372036854775807\n", "");
     cmd_free(&g);
     free(c), free(d), free(e), free(dir);
