@@ -321,3 +321,39 @@ int gm_mapwrite_put_text(gm_writer *w, const char *text, size_t len)
     w->stats.write = inside + (gm_now() - t0); /* fallocate, mmap and munmap inside it */
     return e;
 }
+
+/* ------------------------------------------------------------------ pieces */
+
+/* Pieces filled in place: task 0 reserves, task p + 1 fills piece p. */
+struct fill_job {
+    struct region r;
+    const size_t *at;
+    gm_fill_fn fill;
+    void *ctx;
+};
+
+static void fill_task(void *ctx, int task)
+{
+    struct fill_job *j = ctx;
+    if (task == 0) {
+        region_reserve(&j->r);
+        return;
+    }
+    size_t lo = j->at[task - 1], hi = j->at[task];
+    if (hi > lo && region_take(&j->r, lo, hi))
+        j->fill(j->ctx, task - 1, j->r.dst + lo);
+}
+
+int gm_mapwrite_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at,
+                           gm_fill_fn fill, void *ctx)
+{
+    double t0 = gm_now(), inside = w->stats.write;
+    struct fill_job j = { .at = at, .fill = fill, .ctx = ctx };
+    int e = region_open(&j.r, w, len);
+    if (!e) {
+        gm_parallel_for(w->nthreads, npieces + 1, fill_task, &j);
+        e = region_close(w, &j.r);
+    }
+    w->stats.write = inside + (gm_now() - t0); /* fallocate, mmap and munmap inside it */
+    return e;
+}

@@ -27,6 +27,11 @@ int gm_mapwrite_put(gm_writer *w, const gm_keys *keys);
  * gm_mapwrite_put. */
 int gm_mapwrite_put_text(gm_writer *w, const char *text, size_t len);
 
+/* Fills the next len bytes in pieces straight in the mapping (see
+ * gm_writer_put_pieces). Returns as gm_mapwrite_put. */
+int gm_mapwrite_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at,
+                           gm_fill_fn fill, void *ctx);
+
 /* Gives up the mapping for good: the output goes on with write(2) at its end.
  * Returns 0 or an errno value. */
 int gm_mapwrite_abandon(gm_writer *w);

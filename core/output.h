@@ -95,6 +95,21 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
  * output. Returns as gm_output_write. */
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
 
+/* Fills the next len bytes of output in place, where the output goes through
+ * the writer's mapping: piece p of the npieces covers [at[p], at[p + 1]) and is
+ * written by fill(ctx, p, dst), dst its first byte, on the writer's threads, once
+ * its space is reserved (the records' gather writes its lines straight into the
+ * file's pages). Elsewhere the pieces are filled into a buffer and written. Whole
+ * lines, in order after the previous output, as gm_writer_put_text's text.
+ * Returns as gm_writer_put_text. */
+typedef void (*gm_fill_fn)(void *ctx, int piece, char *dst);
+int gm_writer_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at,
+                         gm_fill_fn fill, void *ctx, gm_status *st);
+
+/* Whether the writer's output goes through its mapping (choosing the way of
+ * writing when the first byte is due). */
+int gm_writer_mapped(gm_writer *w);
+
 /* Reserves the space of the next bytes of output ahead of what will fill it,
  * where the output goes through the mapping into a temporary file (the
  * replacement, or the spool of an output written in place; nothing is done for

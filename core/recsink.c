@@ -219,7 +219,7 @@ struct gather {
     unsigned char *keep;     /* -u: which records stay (NULL: all) */
     const gm_rec *before;    /* -u: the line kept before the window */
     unsigned char *out;      /* where the window's lines go */
-    size_t bytes[PIECES + 1];
+    size_t bytes[PIECES + 1]; /* each piece's bytes, then its offset; [pieces]: the total */
     size_t kept[PIECES];
 };
 
@@ -249,12 +249,11 @@ static void gather_size(void *ctx, int p)
     g->kept[p] = kept;
 }
 
-static void gather_copy(void *ctx, int p)
+/* Piece p's lines, one after the other, from out on. */
+static void gather_piece(const struct gather *g, int p, unsigned char *out)
 {
-    struct gather *g = ctx;
     size_t lo, hi;
     piece_range(g, p, &lo, &hi);
-    unsigned char *out = g->out + g->bytes[p];
     char eol = g->k->ks->eol;
     for (size_t i = lo; i < hi; i++) {
         if (i + PREFETCH < hi)
@@ -267,11 +266,81 @@ static void gather_copy(void *ctx, int p)
     }
 }
 
+static void gather_copy(void *ctx, int p)
+{
+    struct gather *g = ctx;
+    gather_piece(g, p, g->out + g->bytes[p]);
+}
+
+/* Piece p gathered straight into the output's pages (gm_writer_put_pieces). */
+static void gather_into(void *ctx, int p, char *dst)
+{
+    gather_piece(ctx, p, (unsigned char *)dst);
+}
+
+/* The window's pieces sized (g->bytes[p] becomes piece p's offset); returns the
+ * window's bytes, *kept its lines. */
+static size_t gather_sizes(struct gather *g, size_t *kept)
+{
+    gm_parallel_for(g->k->nthreads, g->pieces, gather_size, g);
+    size_t total = 0;
+    *kept = 0;
+    for (int p = 0; p < g->pieces; p++) {
+        size_t b = g->bytes[p];
+        g->bytes[p] = total;
+        total += b;
+        *kept += g->kept[p];
+    }
+    g->bytes[g->pieces] = total;
+    return total;
+}
+
+/* The window's last line kept, for -u across windows: a copy, since its bytes
+ * are gone once written. */
+static int keep_last(gm_recsink *k, const struct gather *g, gm_status *st)
+{
+    for (size_t i = g->n; i-- > 0;)
+        if (g->keep[i]) {
+            k->last_rec = g->r[i];
+            k->have_last = 1;
+            return save_last(k, st);
+        }
+    return GM_OK;
+}
+
+/* put_all where the output goes through the writer's mapping: each window is
+ * gathered on all threads straight into the output's pages, with no buffer and
+ * no copy between. */
+static int put_all_mapped(gm_recsink *k, struct gather *g, unsigned char *keep,
+                          const gm_rec *r, size_t n, gm_status *st)
+{
+    int rc = gm_recsink_flush(k, st); /* lines buffered before go first */
+    for (size_t at = 0; at < n && !rc; at += WINDOW) {
+        *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
+                              .keep = keep };
+        g->before = k->have_last ? &k->last_rec : NULL;
+        g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
+        size_t kept, total = gather_sizes(g, &kept);
+        rc = gm_writer_put_pieces(k->w, total, g->pieces, g->bytes, gather_into, g, st);
+        if (!rc && k->unique)
+            rc = keep_last(k, g, st);
+        k->bytes += (int64_t)total;
+        k->lines += (int64_t)kept;
+    }
+    return rc;
+}
+
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
 {
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
+    if (!rc && k->w && gm_writer_mapped(k->w)) {
+        rc = put_all_mapped(k, g, keep, r, n, st);
+        free(g);
+        free(keep);
+        return rc;
+    }
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
         *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
                               .keep = keep };

@@ -195,6 +195,50 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
     return err ? writer_error(w, err, st) : GM_OK;
 }
 
+int gm_writer_mapped(gm_writer *w)
+{
+    gm_mapwrite_begin(w);
+    return w->map;
+}
+
+/* The pieces filled into a buffer of their own, on the writer's threads. */
+struct fill_buf {
+    char *buf;
+    const size_t *at;
+    gm_fill_fn fill;
+    void *ctx;
+};
+
+static void fill_buf_task(void *ctx, int p)
+{
+    struct fill_buf *f = ctx;
+    if (f->at[p + 1] > f->at[p])
+        f->fill(f->ctx, p, f->buf + f->at[p]);
+}
+
+int gm_writer_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at,
+                         gm_fill_fn fill, void *ctx, gm_status *st)
+{
+    if (len == 0)
+        return GM_OK;
+    if (gm_writer_mapped(w)) {
+        int err = gm_mapwrite_put_pieces(w, len, npieces, at, fill, ctx);
+        if (!err)
+            return GM_OK;
+        if (err != GM_MAP_UNSUPPORTED)
+            return writer_error(w, err, st);
+        if ((err = gm_mapwrite_abandon(w)) != 0)
+            return writer_error(w, err, st);
+    }
+    struct fill_buf f = { gm_buf_alloc(len, "output", st), at, fill, ctx };
+    if (!f.buf)
+        return GM_ENOMEM;
+    gm_parallel_for(w->nthreads, npieces, fill_buf_task, &f);
+    int rc = gm_writer_put_text(w, f.buf, len, st);
+    gm_buf_free(f.buf);
+    return rc;
+}
+
 int gm_writer_finish(gm_writer *w, gm_status *st)
 {
     int err = 0;

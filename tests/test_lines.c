@@ -405,3 +405,28 @@ Test(lines, orders_gpumerge_refuses)
         free(want);
     }
 }
+
+/* -o through the writer's mapping (a regular file, four threads or more): the
+ * records' lines are gathered straight into the file's pages, windows after
+ * windows, -u carried across them. */
+Test(lines, output_gathered_into_the_mapping, .timeout = 300)
+{
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 41);
+    random_lines(&r, dir, "in", 300000, ',');
+    static const char *const ords[] = { "-t, -k2,2n", "-u -t, -k2,2n", "-t, -k1,1 -k2,2nr -s",
+                                        "-n", "-u -k1,1" };
+    for (size_t i = 0; i < sizeof ords / sizeof ords[0]; i++) {
+        char *cmd;
+        const char *n = names_order(ords[i]) ? "" : "-n ";
+        if (asprintf(&cmd, "'%s' --parallel=6 %s in -o o1 && LC_ALL=C sort %s%s in > o2 && "
+                           "cmp o1 o2", gpumerge_path(), ords[i], n, ords[i]) < 0)
+            abort();
+        cmd_result c = run_sh(dir, cmd);
+        cr_assert_eq(c.status, 0, "%s: %s%s", ords[i], c.out, c.err);
+        cmd_free(&c);
+        free(cmd);
+    }
+    free(dir);
+}
