@@ -214,6 +214,52 @@ static int give_back(gm_input *ins, const struct file_span *f, int nins, char **
 
 /* The threads that fault the output's pages in while the text is read and CUDA
  * starts: a quarter (the rest read the input meanwhile). */
+/* Whether [p, e) is a canonical integer: [-]digits, no leading zero, no "-0". */
+static int canonical_line(const char *p, const char *e)
+{
+    const char *d = p + (p < e && *p == '-');
+    if (d == e || (*d == '0' && (e - d > 1 || d != p)))
+        return 0;
+    for (; d < e; d++)
+        if ((unsigned char)(*d - '0') > 9)
+            return 0;
+    return 1;
+}
+
+/* Outside --strict the device takes canonical integers only: a look at the first
+ * lines of each regular input (up to 64 KB of it) keeps text of another kind from
+ * going to the device and back. Returns 0 with the input's name in why when one
+ * is seen there. */
+static int starts_canonical(const gm_config *cfg, const gm_input *ins,
+                            const struct file_span *f, int nins, char *why, size_t n)
+{
+    enum { LOOK = 1 << 16 };
+    const char eol = cfg->zero_terminated ? '\0' : '\n';
+    char *buf = cfg->strict ? NULL : malloc(LOOK);
+    int canonical = 1;
+    for (int i = 0; i < nins && buf && canonical; i++) {
+        if (f[i].fd < 0 || f[i].stream || f[i].size == 0)
+            continue;
+        size_t want = f[i].size < LOOK ? (size_t)f[i].size : LOOK;
+        if (gm_pread_all(f[i].fd, buf, want, f[i].at) != 0)
+            continue; /* the read proper reports it */
+        for (const char *p = buf, *end = buf + want; p < end;) {
+            const char *e = memchr(p, eol, (size_t)(end - p));
+            if (!e && want < (size_t)f[i].size)
+                break; /* a line cut by the look's end */
+            e = e ? e : end;
+            if (!canonical_line(p, e)) {
+                snprintf(why, n, "a line of %.400s is not a canonical integer", ins[i].shown);
+                canonical = 0;
+                break;
+            }
+            p = e + 1;
+        }
+    }
+    free(buf);
+    return canonical;
+}
+
 static int text_touchers(int nthreads)
 {
     return nthreads / 4;
@@ -313,7 +359,8 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         ok = 0;
     /* With a stream the cost model is asked once its length is known. */
     if (!ok || total > plan->text_limit || (!streams && known == 0) ||
-        (!streams && !gm_engine_text_path(cfg, total, plan->threads, why, sizeof why))) {
+        (!streams && !gm_engine_text_path(cfg, total, plan->threads, why, sizeof why)) ||
+        !starts_canonical(cfg, ins, f, nins, why, sizeof why)) {
         if (why[0])
             gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
         free(f);
