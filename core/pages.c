@@ -54,13 +54,13 @@ void gm_pages_copy(void *dst, const void *src, size_t len, int nthreads)
     gm_parallel_for(c.pieces, c.pieces, copy_task, &c);
 }
 
-void gm_pages_touch(void *from, void *to)
+void gm_pages_touch(void *from, void *to, int populate)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = ((uintptr_t)from + page - 1) / page * page;
     uintptr_t hi = ((uintptr_t)to + page - 1) / page * page;
 #ifdef MADV_POPULATE_WRITE
-    if (hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0)
+    if (populate && hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0)
         return;
 #endif
     for (uintptr_t a = lo; a < hi; a += page)

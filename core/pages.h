@@ -33,10 +33,13 @@ void gm_pages_copy_piece(const gm_pages_copy_job *c, int p);
 void gm_pages_copy(void *dst, const void *src, size_t len, int nthreads);
 
 /* Faults in, writable, every page whose first byte lies in [from, to): with
- * MADV_POPULATE_WRITE where the kernel has it, else by a locked add of zero to
- * each page's first byte. No byte changes either way, so another thread may be
- * writing the same memory meanwhile (read(2) into it, or a copy that took it). */
-void gm_pages_touch(void *from, void *to);
+ * populate, by MADV_POPULATE_WRITE where the kernel has it (one call for a
+ * private buffer's range), else, or without populate, by a locked add of zero to
+ * each page's first byte (a file's shared mapping, whose pages the population of
+ * many threads made no faster). No byte changes either way, so another thread
+ * may be writing the same memory meanwhile (read(2) into it, or a copy that took
+ * it). */
+void gm_pages_touch(void *from, void *to, int populate);
 
 /* Maps len bytes of fd from offset at on, shared and writable (the mapping may
  * reach past the file's end). Returns at's byte in the mapping, with the mapping

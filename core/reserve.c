@@ -197,7 +197,7 @@ static void *ahead_touch(void *arg)
         if (!__atomic_compare_exchange_n(&a->piece[k], &free_piece, PIECE_TOUCHING, 0,
                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             continue; /* the writing got there first */
-        gm_pages_touch(a->dst + lo, a->dst + hi);
+        gm_pages_touch(a->dst + lo, a->dst + hi, 0);
         __atomic_store_n(&a->piece[k], PIECE_TAKEN, __ATOMIC_RELEASE);
     }
     return NULL;

@@ -99,7 +99,7 @@ static void *touch_ahead(void *arg)
             continue;
         }
         uint64_t n = goal - done < TOUCH_STEP ? goal - done : TOUCH_STEP;
-        gm_pages_touch(t->base + done, t->base + done + n); /* the reader may be writing there */
+        gm_pages_touch(t->base + done, t->base + done + n, 1); /* the reader may be writing there */
         done += n;
     }
     return NULL;

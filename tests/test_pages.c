@@ -77,8 +77,8 @@ Test(pages, touch_changes_no_byte)
     fill(&r, p, n / 2); /* half written, half never touched */
     char *want = malloc(n);
     memcpy(want, p, n);
-    gm_pages_touch(p + 3, p + n - 5);
-    gm_pages_touch(p, p); /* empty */
+    gm_pages_touch(p + 3, p + n - 5, 1);
+    gm_pages_touch(p, p, 0); /* empty */
     cr_assert(memcmp(p, want, n) == 0);
     free(want);
     munmap(p, n);
@@ -105,7 +105,7 @@ Test(pages, map_at_unaligned_offsets)
         cr_assert(at != NULL, "offset %lld", (long long)offs[i]);
         cr_assert((size_t)(at - base) < page && size == (size_t)(at - base) + len);
         cr_assert(memcmp(at, data + offs[i], len) == 0, "offset %lld", (long long)offs[i]);
-        gm_pages_touch(at, at + len);
+        gm_pages_touch(at, at + len, 0);
         cr_assert(memcmp(at, data + offs[i], len) == 0);
         at[0] ^= 0x5a; /* shared: the write reaches the file */
         data[offs[i]] ^= 0x5a;
