@@ -371,8 +371,10 @@ install: $(PROG) $(BUILD)/man/gpumerge.1
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
 
-install-strip:
-	$(MAKE) --no-print-directory INSTALL_PROGRAM='$(INSTALL_PROGRAM) -s' install
+# install with the programs stripped: the same rule, no second make (whose options,
+# -o among them, would not carry over)
+install-strip: INSTALL_PROGRAM = $(INSTALL) -m 755 -s
+install-strip: install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
