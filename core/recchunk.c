@@ -134,7 +134,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         nruns = 0;
     }
     for (int i = 0; i < nruns; i++)
-        gm_recrun_remove(&runs[i]);
+        gm_tmpfile_remove(&runs[i]);
     free(runs);
     chunk_drop(&c);
     gm_recs_free(&c.recs);

@@ -56,7 +56,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         return gm_fail(st, GM_ENOMEM, "out of memory merging");
     for (int g = 0; g < r->nnames && !rc; g += r->fan_in) {
         int k = r->nnames - g < r->fan_in ? r->nnames - g : r->fan_in;
-        rc = gm_recrun_create(&runs[made], r->cfg->tmpdir, st);
+        rc = gm_tmpfile_create(&runs[made], r->cfg->tmpdir, st);
         if (rc)
             break;
         gm_recrun *run = &runs[made++];
@@ -68,13 +68,13 @@ static int merge_op(struct rec_run *r, gm_status *st)
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);
         if (!rc)
-            rc = gm_recrun_end(run, sink.bytes, st);
+            rc = gm_tmpfile_end(run, sink.bytes, st);
     }
     r->runs += made;
     r->passes++;
     if (rc) {
         for (int i = 0; i < made; i++)
-            gm_recrun_remove(&runs[i]);
+            gm_tmpfile_remove(&runs[i]);
     } else {
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
         rc = gm_recrun_merge(&o, runs, made, r->fan_in, r->cfg->tmpdir, r->ks->unique, r->out,

@@ -8,73 +8,18 @@
 #define _GNU_SOURCE
 #include "recrun.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
 #include "util.h"
 
 enum { RUN_BUFFER = 4 << 20 };
 
-int gm_recrun_create(gm_recrun *r, const char *dir, gm_status *st)
-{
-    memset(r, 0, sizeof *r);
-    r->fd = -1;
-    int rc = gm_temp_create(dir, "gpumerge-run.", &r->fd, &r->path, st);
-    if (rc)
-        return rc;
-    gm_quote(r->path, r->shown, sizeof r->shown);
-    struct stat sb;
-    if (fstat(r->fd, &sb) != 0)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(errno));
-    r->dev = sb.st_dev;
-    r->ino = sb.st_ino;
-    return GM_OK;
-}
-
-int gm_recrun_end(gm_recrun *r, int64_t bytes, gm_status *st)
-{
-    int err = r->fd >= 0 && close(r->fd) != 0 ? errno : 0;
-    r->fd = -1;
-    r->bytes = bytes;
-    return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(err)) : GM_OK;
-}
-
-/* Opens the written run again by name for reading; it must be the file written
- * (same device, inode and size), as sort trusts its own temporary files. */
-static int reopen(gm_recrun *r, gm_status *st)
-{
-    r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
-    struct stat sb;
-    if (fstat(r->fd, &sb) != 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
-    if (sb.st_dev != r->dev || sb.st_ino != r->ino || sb.st_size != r->bytes)
-        return gm_fail(st, GM_EIO, "%s: file changed while reading", r->shown);
-    return GM_OK;
-}
-
-void gm_recrun_remove(gm_recrun *r)
-{
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    if (r->path) {
-        gm_temp_remove(r->path);
-        free(r->path);
-        r->path = NULL;
-    }
-}
-
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
                     const char *dir, int nthreads, gm_recrun *run, gm_status *st)
 {
-    int rc = gm_recrun_create(run, dir, st);
+    int rc = gm_tmpfile_create(run, dir, st);
     if (rc)
         return rc;
     gm_recsink k;
@@ -84,7 +29,7 @@ int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
         rc = gm_recsink_flush(&k, st);
     gm_recsink_free(&k);
     if (!rc)
-        rc = gm_recrun_end(run, k.bytes, st);
+        rc = gm_tmpfile_end(run, k.bytes, st);
     return rc;
 }
 
@@ -96,7 +41,7 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
     gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
     int rc = src && ptr ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
     for (int i = 0; i < k && !rc; i++) {
-        rc = reopen(&runs[i], st);
+        rc = gm_tmpfile_reopen(&runs[i], st);
         if (rc)
             break;
         gm_lines_open_fd(&src[i], runs[i].fd, 1, runs[i].shown, o->ks->eol);
@@ -129,7 +74,7 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
             memset(&next, 0, sizeof next);
             next.fd = -1;
             if (!rc)
-                rc = gm_recrun_create(&next, dir, st);
+                rc = gm_tmpfile_create(&next, dir, st);
             if (!rc) {
                 gm_recsink sink;
                 gm_recsink_init(&sink, o->ks, NULL, next.fd, next.shown, unique, o->nthreads,
@@ -139,10 +84,10 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
                     rc = gm_recsink_flush(&sink, st);
                 gm_recsink_free(&sink);
                 if (!rc)
-                    rc = gm_recrun_end(&next, sink.bytes, st);
+                    rc = gm_tmpfile_end(&next, sink.bytes, st);
             }
             for (int i = 0; i < k; i++)
-                gm_recrun_remove(&runs[g + i]);
+                gm_tmpfile_remove(&runs[g + i]);
             runs[made++] = next; /* slot made <= g is free: its run is removed */
         }
         nruns = made;
@@ -153,6 +98,6 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
         (*passes)++;
     }
     for (int i = 0; i < nruns; i++)
-        gm_recrun_remove(&runs[i]);
+        gm_tmpfile_remove(&runs[i]);
     return rc;
 }

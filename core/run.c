@@ -9,13 +9,10 @@
 #include "run.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
 #include "util.h"
 
 struct seg_header {
@@ -27,25 +24,15 @@ struct seg_header {
 int gm_run_create(gm_runfile *r, const char *dir, gm_status *st)
 {
     memset(r, 0, sizeof *r);
-    r->fd = -1;
-    int rc = gm_temp_create(dir, "gpumerge-run.", &r->fd, &r->path, st);
-    if (rc)
-        return rc;
-    gm_quote(r->path, r->shown, sizeof r->shown);
-    struct stat sb;
-    if (fstat(r->fd, &sb) != 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
-    r->dev = sb.st_dev;
-    r->ino = sb.st_ino;
-    return GM_OK;
+    return gm_tmpfile_create(&r->f, dir, st);
 }
 
 static int put_all(gm_runfile *r, const void *buf, size_t len, gm_status *st)
 {
-    int err = gm_write_all(r->fd, buf, len);
+    int err = gm_write_all(r->f.fd, buf, len);
     if (err)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(err));
-    r->bytes += (int64_t)len;
+        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->f.shown, strerror(err));
+    r->f.bytes += (int64_t)len;
     return GM_OK;
 }
 
@@ -64,46 +51,30 @@ int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st)
 
 int gm_run_rewind(gm_runfile *r, gm_status *st)
 {
-    int err = r->fd >= 0 && close(r->fd) != 0 ? errno : 0;
-    r->fd = -1;
-    if (err)
-        return gm_fail(st, GM_EIO, "write failed: %s: %s", r->shown, strerror(err));
+    int rc = gm_tmpfile_end(&r->f, r->f.bytes, st);
+    if (rc)
+        return rc;
     r->seg_left = 0;
     r->eof = r->keys == 0;
-    return GM_OK;
-}
-
-/* Opens the written run again by name for reading; it must be the file written
- * (same device, inode and size), as sort trusts its own temporary files. */
-static int reopen(gm_runfile *r, gm_status *st)
-{
-    r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
-    struct stat sb;
-    if (fstat(r->fd, &sb) != 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown, strerror(errno));
-    if (sb.st_dev != r->dev || sb.st_ino != r->ino || sb.st_size != r->bytes)
-        return gm_fail(st, GM_EIO, "%s: file changed while reading", r->shown);
     return GM_OK;
 }
 
 static void end_of_run(gm_runfile *r)
 {
     r->eof = 1;
-    close(r->fd);
-    r->fd = -1;
+    close(r->f.fd);
+    r->f.fd = -1;
 }
 
 static int get_all(gm_runfile *r, void *buf, size_t len, gm_status *st)
 {
     char *p = buf;
     while (len > 0) {
-        ssize_t got = read(r->fd, p, len);
+        ssize_t got = read(r->f.fd, p, len);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown,
+            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->f.shown,
                            got < 0 ? strerror(errno) : "file changed while reading");
         p += got;
         len -= (size_t)got;
@@ -115,8 +86,8 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
 {
     if (r->eof)
         return GM_OK;
-    if (r->fd < 0) {
-        int rc = reopen(r, st);
+    if (r->f.fd < 0) {
+        int rc = gm_tmpfile_reopen(&r->f, st);
         if (rc)
             return rc;
     }
@@ -124,14 +95,14 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
         struct seg_header h;
         ssize_t got;
         do
-            got = read(r->fd, &h, sizeof h);
+            got = read(r->f.fd, &h, sizeof h);
         while (got < 0 && errno == EINTR);
         if (got == 0) {
             end_of_run(r);
             return GM_OK;
         }
         if (got != (ssize_t)sizeof h || (h.width != 4 && h.width != 8) || h.count <= 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->shown,
+            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->f.shown,
                            got < 0 ? strerror(errno) : "file changed while reading");
         r->seg_left = h.count;
         r->seg_width = (gm_width)h.width;
@@ -156,19 +127,12 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
     }
     kb->n += n;
     r->seg_left -= n;
-    if (r->seg_left == 0 && lseek(r->fd, 0, SEEK_CUR) == r->bytes)
+    if (r->seg_left == 0 && lseek(r->f.fd, 0, SEEK_CUR) == r->f.bytes)
         end_of_run(r);
     return GM_OK;
 }
 
 void gm_run_remove(gm_runfile *r)
 {
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    if (r->path) {
-        gm_temp_remove(r->path);
-        free(r->path);
-        r->path = NULL;
-    }
+    gm_tmpfile_remove(&r->f);
 }

@@ -15,15 +15,11 @@
 #include <sys/types.h>
 
 #include "input.h"
+#include "tmpfile.h"
 
 typedef struct gm_runfile {
-    char *path;       /* NULL once removed */
-    char shown[512];
-    int fd;           /* -1 while the run is neither written nor read */
-    dev_t dev;        /* the file, to know it again when it is opened by name */
-    ino_t ino;
+    gm_tmpfile f;     /* the file, its name, descriptor and bytes written */
     int64_t keys;     /* keys written */
-    int64_t bytes;    /* bytes written */
     /* reading */
     int64_t seg_left; /* keys left in the current segment */
     gm_width seg_width;

@@ -18,7 +18,7 @@ static int merge_group(struct stream *s, gm_runfile *runs, int k, gm_runfile *ne
                        gm_status *st)
 {
     memset(next, 0, sizeof *next);
-    next->fd = -1;
+    next->f.fd = -1;
     int rc = gm_run_create(next, s->cfg->tmpdir, st);
     struct source *src = rc ? NULL : calloc((size_t)k, sizeof *src);
     if (!rc && !src)
@@ -53,7 +53,7 @@ int gm_stream_merge_runs(struct stream *s, gm_runfile *runs, int nruns, gm_statu
                 for (int i = 0; i < k; i++)
                     gm_run_remove(&runs[g + i]);
                 memset(&next, 0, sizeof next);
-                next.fd = -1;
+                next.f.fd = -1;
             }
             runs[out++] = next; /* slot out <= g is free: its run is removed */
         }

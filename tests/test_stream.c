@@ -590,19 +590,19 @@ Test(stream, a_run_holds_a_descriptor_only_while_read)
     cr_assert_eq(gm_run_put(&run, &keys, &st), GM_OK, "%s", st.msg);
     int room = gm_fd_room();
     cr_assert_eq(gm_run_rewind(&run, &st), GM_OK, "%s", st.msg);
-    cr_assert_eq(run.fd, -1);
+    cr_assert_eq(run.f.fd, -1);
     cr_assert_eq(gm_fd_room(), room + 1, "the written run keeps its descriptor");
     gm_keybuf kb = { NULL, 0, 0, 0, GM_I64 };
     cr_assert_eq(gm_run_read(&run, &kb, 1000, &st), GM_OK, "%s", st.msg);
-    cr_assert_geq(run.fd, 0);
+    cr_assert_geq(run.f.fd, 0);
     cr_assert_eq(gm_fd_room(), room, "a run being read holds one descriptor");
     while (!run.eof)
         cr_assert_eq(gm_run_read(&run, &kb, 1000, &st), GM_OK, "%s", st.msg);
-    cr_assert_eq(run.fd, -1, "a run read to its end keeps its descriptor");
+    cr_assert_eq(run.f.fd, -1, "a run read to its end keeps its descriptor");
     cr_assert_eq(kb.n, 3000);
     for (int64_t i = 0; i < kb.n; i++)
         cr_assert_eq(gm_keybuf_get(&kb, i), v[i]);
-    char *path = strdup(run.path);
+    char *path = strdup(run.f.path);
     gm_run_remove(&run);
 
     /* the same name, another file: refused by name */
@@ -611,11 +611,11 @@ Test(stream, a_run_holds_a_descriptor_only_while_read)
     cr_assert_eq(gm_run_rewind(&run, &st), GM_OK, "%s", st.msg);
     char *other = path_in(dir, "other");
     write_file(other, (const char *)v, sizeof v);
-    cr_assert_eq(rename(other, run.path), 0);
+    cr_assert_eq(rename(other, run.f.path), 0);
     kb.n = 0;
     cr_assert_eq(gm_run_read(&run, &kb, 1000, &st), GM_EIO);
     char want[600];
-    snprintf(want, sizeof want, "%s: file changed while reading", run.shown);
+    snprintf(want, sizeof want, "%s: file changed while reading", run.f.shown);
     cr_assert_str_eq(st.msg, want);
     gm_run_remove(&run);
     gm_keybuf_free(&kb);
