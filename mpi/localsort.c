@@ -65,7 +65,7 @@ static void sorter_free(struct sorter *so)
     free(so->blocks);
     gm_recs_free(&so->recs);
     for (int i = 0; i < so->nruns; i++)
-        gm_recrun_remove(&so->runs[i]);
+        gm_tmpfile_remove(&so->runs[i]);
     free(so->runs);
 }
 
