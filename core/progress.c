@@ -2,8 +2,9 @@
  * progress.c - --progress (progress.h): the counters, the reporter thread and
  * its line, one fact after another:
  *
- *   progress: STAGE PCT%, R MB read of T MB, W MB written, N runs written, M
- *             merged, RATE MB/s, about S s left
+ *   progress: STAGE PCT%, RATE MB/s, S s left, R of T MB read, W MB written,
+ *             N runs written, M merged
+ *   progress: done 100%, in S s, RATE MB/s, R MB read, W MB written, ...
  *
  * The stage follows from the counters (a sort reads, then sorts or merges its
  * runs, then writes; a merge merges; a check checks). A line is said only when
@@ -39,7 +40,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
-    char said[256];              /* the last line said, less its rate and time left */
+    char said[320];              /* the last line said, less its rate and time left */
     int pct;                     /* the share said last */
 } P = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -86,41 +87,48 @@ static double share(int64_t read, int64_t written, int64_t total)
     return (r + w) / 2;
 }
 
-/* The line now into buf; returns whether it says something new (or is final). */
+/* The line now into buf: the stage and the share, the rate and the time left
+ * (first, so that a line cut to a terminal's width keeps them), then the
+ * counters. Returns whether it says something new (or is final): the stage,
+ * the share or a counter moved. */
 static int compose(char *buf, size_t size, int final)
 {
     int64_t read = get64(&P.read), written = get64(&P.written), total = get64(&P.total);
     int runs = get(&P.runs), merged = get(&P.merged);
     double secs = gm_now() - P.started, f = share(read, written, total);
-    char head[256];
-    size_t n = (size_t)snprintf(head, sizeof head, "progress: %s", final ? "done" : stage(read, written, total));
+    char head[64], counts[192];
+    int n = snprintf(head, sizeof head, "progress: %s",
+                     final ? "done" : stage(read, written, total));
     if (f >= 0) {
         int pct = final ? 100 : (int)(f * 100) > 99 ? 99 : (int)(f * 100);
         P.pct = pct > P.pct ? pct : P.pct;
-        n += (size_t)snprintf(head + n, sizeof head - n, " %d%%", P.pct);
+        snprintf(head + n, sizeof head - (size_t)n, " %d%%", P.pct);
     }
     if (total > 0 && !final)
-        n += (size_t)snprintf(head + n, sizeof head - n, ", %.1f of %.1f MB read",
-                              (double)read / 1e6, (double)total / 1e6);
+        n = snprintf(counts, sizeof counts, "%.1f of %.1f MB read", (double)read / 1e6,
+                     (double)total / 1e6);
     else
-        n += (size_t)snprintf(head + n, sizeof head - n, ", %.1f MB read", (double)read / 1e6);
+        n = snprintf(counts, sizeof counts, "%.1f MB read", (double)read / 1e6);
     if (written > 0)
-        n += (size_t)snprintf(head + n, sizeof head - n, ", %.1f MB written", (double)written / 1e6);
-    if (runs > 0 && n < sizeof head)
-        snprintf(head + n, sizeof head - n, ", %d run%s written, %d merged", runs,
+        n += snprintf(counts + n, sizeof counts - (size_t)n, ", %.1f MB written",
+                      (double)written / 1e6);
+    if (runs > 0)
+        snprintf(counts + n, sizeof counts - (size_t)n, ", %d run%s written, %d merged", runs,
                  runs == 1 ? "" : "s", merged);
-    int fresh = final || strcmp(head, P.said) != 0;
-    snprintf(P.said, sizeof P.said, "%s", head);
+    char said[sizeof head + sizeof counts + 2];
+    snprintf(said, sizeof said, "%s, %s", head, counts);
+    int fresh = final || strcmp(said, P.said) != 0;
+    snprintf(P.said, sizeof P.said, "%s", said);
     /* the rate: the inputs' bytes whose work is done, a second */
     double done = f >= 0 ? f * (double)total : (double)read;
-    double rate = secs > 0 ? done / 1e6 / secs : 0;
+    double rate = secs > 0 ? done / 1e6 / secs : 0, left = f > 0 ? secs * (1 - f) / f : 0;
     if (final)
-        snprintf(buf, size, "%s, in %.2f s, %.0f MB/s", head, secs, rate);
-    else if (f > 0.01 && f < 1 && secs * (1 - f) / f >= 0.1)
-        snprintf(buf, size, "%s, %.0f MB/s, about %.*f s left", head, rate,
-                 secs * (1 - f) / f < 10 ? 1 : 0, secs * (1 - f) / f);
+        snprintf(buf, size, "%s, in %.2f s, %.0f MB/s, %s", head, secs, rate, counts);
+    else if (f > 0.01 && f < 1 && left >= 0.1)
+        snprintf(buf, size, "%s, %.0f MB/s, %.*f s left, %s", head, rate, left < 10 ? 1 : 0,
+                 left, counts);
     else
-        snprintf(buf, size, "%s, %.0f MB/s", head, rate);
+        snprintf(buf, size, "%s, %.0f MB/s, %s", head, rate, counts);
     return fresh;
 }
 
