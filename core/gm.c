@@ -117,7 +117,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
     gm_progress_end(rc == GM_OK);
-    if (!rc && !why && !stats.handed_over)
+    if ((!rc || rc == GM_DISORDER) && !why && !stats.handed_over) /* a check reports too */
         gm_report_stream(cfg, c, &stats, streaming - started, teardown, took,
                          gm_now() - started);
     return rc;
