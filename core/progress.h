@@ -9,7 +9,7 @@
  *
  * The share done is the inputs' bytes read and the output's written, each half
  * of the work (a check only reads); the time left is the time so far scaled by
- * the share left, as coreutils' dd and GNU pv estimate it.
+ * the share left, as pv(1) estimates its ETA.
  */
 #ifndef GM_PROGRESS_H
 #define GM_PROGRESS_H

@@ -55,7 +55,8 @@ static int rows_of(const char *cmd, const char *err, struct row *rows, int max)
                         (num_end + 2 == end || strncmp(num_end + 2, "  ", 2) == 0);
         rows[n].secs = v;
         if (!rows[n].stage)
-            cr_assert_neq(t[KEY + 1], ' ', "%s: a fact's value: %.*s", cmd, (int)(end - line), line);
+            cr_assert_neq(t[KEY + 1], ' ', "%s: a fact's value: %.*s", cmd, (int)(end - line),
+                          line);
         line = end + 1;
     }
     return n;
@@ -236,8 +237,8 @@ static int assert_progress(const char *dir, const char *binary, const char *args
     cr_assert_gt(n, 0, "%s: no progress line", args);
     cr_assert(strncmp(last, "gpumerge: progress: done 100%, ", 31) == 0, "%s: the last line: %s",
               args, last);
-    cr_assert_eq(strstr(r.err, "gpumerge: progress: done"), last, "%s: done before the end: %s", args,
-                 r.err);
+    cr_assert_eq(strstr(r.err, "gpumerge: progress: done"), last, "%s: done before the end: %s",
+                 args, r.err);
     int most = (int)(wall * 1000 / tick_ms) + 2;
     cr_assert_leq(n, most, "%s: %d lines in %.3f s, one each %d ms at most: %s", args, n, wall,
                   tick_ms, r.err);
