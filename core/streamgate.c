@@ -71,7 +71,13 @@ void gm_stream_say_plan(struct stream *s)
     gm_plan *p = s->plan;
     const gm_config *cfg = s->cfg;
     p->gpu = s->warm;
-    if (cfg->device == GM_DEVICE_CPU)
+    gm_gpu_info info;
+    gm_status st;
+    if (cfg->device == GM_DEVICE_AUTO && s->warm && gm_gpu_probe_done() &&
+        gm_gpu_probe(&info, &st) != GM_OK) {
+        p->gpu = 0; /* the start-up is over already, and found no GPU */
+        snprintf(p->engine, sizeof p->engine, "cpu (auto: %.120s)", st.msg);
+    } else if (cfg->device == GM_DEVICE_CPU)
         snprintf(p->engine, sizeof p->engine, "cpu (--device=cpu)");
     else if (cfg->device == GM_DEVICE_GPU)
         snprintf(p->engine, sizeof p->engine, "gpu (--device=gpu)");
