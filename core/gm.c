@@ -104,7 +104,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
         snprintf(path, sizeof path, "records (%s)", why);
         snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
                  ? "the GPU sorts integer keys; records are sorted on the CPU"
-                 : "records are sorted on the CPU");
+                 : "the records path runs on the CPU");
     } else {
         snprintf(path, sizeof path, "integer keys (%s)", cfg->strict ? "--strict"
                  : "every line a canonical integer, by the whole line's -n");
