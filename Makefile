@@ -73,7 +73,7 @@ CORE_SRC = core/status.c core/util.c core/tmpfile.c core/pool.c core/cleanup.c c
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
 CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
-CORE_SRC += core/outfile.c core/textsort.c core/handover.c
+CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
@@ -111,7 +111,7 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package \
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package report \
            mpi
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
