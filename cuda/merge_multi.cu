@@ -279,7 +279,8 @@ template <typename K, typename V> constexpr int multi_value_bytes()
 template <typename K, typename V> constexpr int multi_smem_bytes()
 {
     return (multi_in_keys<K>() + multi_tmp_keys<K>()) * (int)sizeof(K) + 256 +
-           2 * (int)sizeof(value_slices<V, WAYS>) + multi_value_bytes<K, V>();
+           (has_value<V> ? 2 * (int)sizeof(value_slices<V, WAYS>) : 0) +
+           multi_value_bytes<K, V>();
 }
 
 template <typename K, typename V, bool DESC>
