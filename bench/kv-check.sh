@@ -8,7 +8,8 @@
 #              then the whole GPU suite with GM_TEST_SMALL=1 (the keys-only kernels
 #              share their code with the pairs')
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over gpupairs
-#              (every key type, kernel and forced path of the pairs)
+#              (every key type, kernel and forced path of the pairs); SAN_TOOLS
+#              picks the tools (to split them between commands)
 #   sanitize-all  make sanitize: every kernel, keys-only and pairs (long)
 #   bench      build/bench/kernels 28 pairs (against CUB), then the keys-only
 #              merge and sort at 2^24 (to compare with main's)
@@ -40,7 +41,7 @@ for stage in "${stages[@]}"; do
         else note "tests: whole GPU suite (small) FAILED ($OUT/test_gpu_small.log)"; fail=1; fi
         ;;
     sanitize)
-        for tool in memcheck racecheck synccheck; do
+        for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
             if compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
                 build/tests/gpupairs 7 >"$OUT/sanitize-$tool.log" 2>&1; then
                 note "sanitize: $tool clean: $(tail -n 1 "$OUT/sanitize-$tool.log")"

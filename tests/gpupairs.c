@@ -53,23 +53,23 @@ int main(int argc, char **argv)
     for (int t = 0; t < 4; t++) {
         gm_width w = (gm_width)pair_key_width(types[t]);
         int64_t sort_tile = gm_gpu_sort_tile(w), tile = gm_gpu_merge_tile(GM_KERNEL_TILED, w);
-        for (int rev = 0; rev <= 1; rev++) {
-            /* sorts: a partial tile, and 5 tiles (two- and four-way passes) */
-            int64_t sorts[] = { 1, sort_tile - 3, 5 * sort_tile + 77 };
-            for (int s = 0; s < 3; s++) {
-                int k = run_case(&r, types[t], sorts[s], -1, s == 2 ? PAIR_ENDS : PAIR_FEW, rev);
-                if (k < 0)
-                    return 1;
-                runs += k;
-            }
-            /* merges: several tiles, uneven runs, one run empty */
-            int64_t n = 3 * tile + 5, splits[] = { n / 2, n / 7, 0 };
-            for (int s = 0; s < 3; s++) {
-                int k = run_case(&r, types[t], n, splits[s], s ? PAIR_WIDE : PAIR_FEW, rev);
-                if (k < 0)
-                    return 1;
-                runs += k;
-            }
+        /* sorts: one pair, a partial tile, and 5 tiles (two- and four-way passes);
+         * merges: several tiles, uneven runs, one run empty; the direction turns
+         * from case to case (and from type to type) */
+        int64_t sorts[] = { 1, sort_tile - 3, 5 * sort_tile + 77 };
+        for (int s = 0; s < 3; s++) {
+            int k = run_case(&r, types[t], sorts[s], -1, s == 2 ? PAIR_ENDS : PAIR_FEW,
+                             (s + t) % 2);
+            if (k < 0)
+                return 1;
+            runs += k;
+        }
+        int64_t n = 3 * tile + 5, splits[] = { n / 2, n / 7, 0 };
+        for (int s = 0; s < 3; s++) {
+            int k = run_case(&r, types[t], n, splits[s], s ? PAIR_WIDE : PAIR_FEW, (s + t) % 2);
+            if (k < 0)
+                return 1;
+            runs += k;
         }
     }
     printf("gpupairs: %d runs agree with the host (seed %llu)\n", runs,
