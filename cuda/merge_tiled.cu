@@ -158,7 +158,8 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
         vl.template fetch<THREADS>(vin);
         if (threadIdx.x == 0) {
             out_at = dst + job.t.lo + job.t.k0;
-            vout_at = value_at(vdst, job.t.lo + job.t.k0);
+            if constexpr (has_value<V>)
+                vout_at = vdst + job.t.lo + job.t.k0;
             out_cnt = (int)job.cnt;
         }
     }
