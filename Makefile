@@ -8,6 +8,7 @@
 #                        with apt-get when it is missing and we are root); also `make check`
 #   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
+#                        (the key-value kernels through build/tests/gpupairs)
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
@@ -207,6 +208,15 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
 
+# The GPU suite's key-value cases and their reference (tests/pairs.c), which
+# gpupairs, the driver compute-sanitizer runs over them, shares.
+$(BUILD)/tests/test_gpu: $(BUILD)/tests/pairs.o
+$(BUILD)/tests/pairs.o: tests/pairs.h
+GPUPAIRS = $(BUILD)/tests/gpupairs
+$(GPUPAIRS): $(BUILD)/tests/gpupairs.o $(BUILD)/tests/pairs.o $(BUILD)/tests/helpers.o \
+             $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+
 # gpumerge with GPU choices forced from its first arguments (cuda/testing.h), for
 # tests/sanitize.sh and the CLI suite: the CLI's main under another name.
 $(BUILD)/tests/cli_main.o: cli/main.c
@@ -230,8 +240,8 @@ test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
 	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
 
 SANITIZER ?= compute-sanitizer
-sanitize: gpumerge $(FORCED)
-	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) \
+sanitize: gpumerge $(FORCED) $(GPUPAIRS)
+	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) GPUPAIRS=$(GPUPAIRS) \
 	  bash tests/sanitize.sh memcheck racecheck synccheck
 
 # The host code under the compilers' sanitizers, CPU-only, in build dirs of their
