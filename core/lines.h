@@ -135,4 +135,9 @@ void gm_lines_close(gm_lines_src *s);
 int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
                    gm_status *st);
 
+/* The lines of b (its terminators eol), from the counts made as it was read, else
+ * counted on nthreads threads. */
+#define GM_LINES_COUNT_PIECES 256
+size_t gm_lines_count(const gm_lines_block *b, char eol, int nthreads);
+
 #endif

@@ -107,6 +107,7 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
 {
     uint64_t bytes;
     int rc = gm_records_open_inputs(r, &bytes, st);
+    r->in_bytes = rc ? 0 : bytes;
     if (!rc && r->cfg->verbose) {
         gm_plan p;
         if (plan)
@@ -214,6 +215,10 @@ static void say_run(const struct rec_run *r, double started)
            r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", b, unit,
            r->runs, r->runs == 1 ? "" : "s", r->passes, r->passes == 1 ? "" : "es",
            gm_now() - started, r->read, r->split, r->sort, r->write);
+    if (r->gpu_chunks)
+        gm_say(r->cfg, GM_MSG_VERBOSE, "records: %d chunk%s sorted on the GPU (device %.3f s, "
+               "ties on the CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
+               r->gpu_device, r->gpu_ties);
 }
 
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
