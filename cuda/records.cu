@@ -87,7 +87,7 @@ __global__ void rec_gather_kernel(const u64 *pfx, const uint32_t *val, u64 n, u6
 
 /* The host's address of the byte at text offset off: block b holds offsets
  * [bstart[b], bstart[b + 1]) and lies at hbase[b] on the host. */
-__device__ u64 rec_host_address(const u64 *bstart, const u64 *hbase, int nblocks, u64 off)
+static __device__ u64 rec_host_address(const u64 *bstart, const u64 *hbase, int nblocks, u64 off)
 {
     int lo = 0, hi = nblocks - 1; /* the last block starting at or before off */
     while (lo < hi) {
