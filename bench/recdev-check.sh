@@ -4,7 +4,8 @@
 # with a GPU after `make GPU_ARCHS=90`:
 #   1. the suites that reach it: test_recgpu (the CLI against sort with
 #      --device=gpu, as the inputs come and with small blocks, pieces and budget
-#      forced), test_records, test_keys, test_lines;
+#      forced), test_records, test_keys, and test_lines with --device=gpu (lines
+#      handed over from the integer path to records sorted on the device);
 #   2. compute-sanitizer memcheck, racecheck and synccheck over small records
 #      sorts through the new kernels (tests/sanitize.sh's records part);
 #   3. bench/records.sh at 20 M and 100 M lines `-t, -k2,2n` (and -s, -u at
@@ -45,7 +46,9 @@ export GPUMERGE=$PWD/gpumerge GPUMERGE_FORCED=$PWD/build/tests/gpumerge_forced \
 # 1. the suites
 if ! skipped tests; then
     for t in recgpu records keys lines; do
-        if build/tests/test_$t --verbose >"$OUT/test_$t.log" 2>&1; then
+        dev=""
+        [ $t = lines ] && dev=gpu
+        if GM_TEST_DEVICE=$dev build/tests/test_$t --verbose >"$OUT/test_$t.log" 2>&1; then
             say "pass: test_$t: $(grep -h 'Synthesis' "$OUT/test_$t.log" | tail -1)"
         else
             say "FAIL: test_$t (test_$t.log): $(grep -h 'Synthesis' "$OUT/test_$t.log" | tail -1)"
