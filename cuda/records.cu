@@ -155,8 +155,8 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
     return GM_OK;
 }
 
-/* The scratch of rec_sort_pairs and of the search for terminators, for the fits
- * check before anything is allocated. */
+/* The larger scratch of rec_sort_pairs and of the search for terminators, for
+ * the fits check before anything is allocated (each call takes its own). */
 static int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
 {
     cub::DoubleBuffer<u64> k(nullptr, nullptr);
@@ -314,7 +314,7 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     const int head8 = job->refine != 0;
     size_t cub_bytes = 0;
     if ((rc = rec_cub_bytes((int64_t)n, total, &cub_bytes, st)) ||
-        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 2 * cub_bytes, st)))
+        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 3 * cub_bytes, st)))
         return rc;
     trace_range range("gpu: records");
     text_job j;

@@ -16,7 +16,8 @@
  * case is skipped, and says so), once as they come and once through
  * gpumerge_forced with small blocks, staging pieces and budget, so that a chunk
  * on the device holds many blocks and several chunks become runs; -v must say
- * that the GPU sorted them (but a first key by -g, which the CPU sorts).
+ * that the GPU sorted them (but a first key by -g, which the CPU sorts). A
+ * chunk too large for the device's memory (a limit forced) is sorted on the CPU.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -393,6 +394,31 @@ Test(recgpu, cli_gpu_against_sort, .timeout = 240)
     if (!getenv("GPUMERGE_FORCED"))
         cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
     cli_cases(FORCED, "sort --device=gpu " SMALL, 1);
+}
+
+Test(recgpu, cli_gpu_declines_a_chunk_too_large_for_its_memory)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 77);
+    text t = { NULL, 0, 0 };
+    gen_events(&r, &t, 5000, '\n');
+    char *in = path_in(dir, "in");
+    write_file(in, t.buf, t.n);
+    cmd_result res = run_sh(dir, "LC_ALL=C sort -t, -k2,2n in > want && \"$GPUMERGE_FORCED\" "
+                                 "--gpu-memory-limit=100000 sort --device=gpu -v -t, -k2,2n "
+                                 "in -o out && cmp want out");
+    cr_assert_eq(res.status, 0, "%s%s", res.out, res.err);
+    cr_assert(strstr(res.err, "a chunk sorted on the CPU"), "-v says %s", res.err);
+    cr_assert(!strstr(res.err, "sorted on the GPU"), "-v says %s", res.err);
+    cmd_free(&res);
+    free(in);
+    free(t.buf);
+    free(dir);
 }
 
 Test(recgpu, cli_gpu_without_a_device_fails)
