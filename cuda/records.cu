@@ -14,7 +14,8 @@
  * stably, by the prefix: equal exact prefixes then come out ordered by those bytes
  * as well, as recpar.c's combine orders them on the CPU. What the device cannot
  * decide (equal sort keys) is flagged per record for the host's comparison
- * (core/recgpu.c). The layers: kernels, then the launchers, then the entry.
+ * (core/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
+ * that run them, the launchers, the entry.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -24,21 +25,13 @@
 
 #include <vector>
 
-#include "../core/keyprefix.h"
 #include "kernels.cuh"
+#include "records.cuh"
 #include "text.cuh"
 
 constexpr int REC_THREADS = 256;
 
 /* ------------------------------------------------------------------ kernels */
-
-/* Line j's first byte and length: it ends at the j-th terminator. */
-__device__ __forceinline__ void rec_line(const u64 *ends, u64 j, u64 *start, u64 *len)
-{
-    u64 s = j ? ends[j - 1] + 1 : 0;
-    *start = s;
-    *len = ends[j] - s;
-}
 
 /* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator. */
 struct rec_is_eol {
@@ -47,8 +40,7 @@ struct rec_is_eol {
     __device__ bool operator()(u64 i) const { return text[i] == eol; }
 };
 
-/* Each line's prefix (pfx, by line), exactness and index; the first sort's key
- * into key: the prefix, or with head8 the line's first eight bytes. *inexact
+/* Each line's prefix, exactness and first sort key (rec_prefix_one); *inexact
  * becomes 1 when a prefix is not exact. */
 __global__ void rec_prefix_kernel(const gm_keyspec *ks, const unsigned char *text,
                                   const u64 *ends, u64 n, int head8, u64 *pfx, u64 *key,
@@ -57,21 +49,8 @@ __global__ void rec_prefix_kernel(const gm_keyspec *ks, const unsigned char *tex
     gm_after_previous();
     int any = 0;
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride) {
-        u64 s, len;
-        rec_line(ends, j, &s, &len);
-        int ex;
-        u64 p = gm_kp_line_prefix(ks, text + s, (size_t)len, &ex);
-        exact[j] = (unsigned char)ex;
-        val[j] = (uint32_t)j;
-        any |= !ex;
-        if (head8) {
-            pfx[j] = p;
-            key[j] = gm_kp_head8(text + s, (size_t)len, ks->reverse);
-        } else {
-            key[j] = p;
-        }
-    }
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride)
+        any |= !rec_prefix_one(ks, text, ends, j, head8, pfx, key, val, exact);
     if (__syncthreads_or(any) && threadIdx.x == 0)
         atomicOr(inexact, 1);
 }
@@ -85,24 +64,8 @@ __global__ void rec_gather_kernel(const u64 *pfx, const uint32_t *val, u64 n, u6
         key[i] = pfx[val[i]];
 }
 
-/* The host's address of the byte at text offset off: block b holds offsets
- * [bstart[b], bstart[b + 1]) and lies at hbase[b] on the host. */
-static __device__ u64 rec_host_address(const u64 *bstart, const u64 *hbase, int nblocks, u64 off)
-{
-    int lo = 0, hi = nblocks - 1; /* the last block starting at or before off */
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (bstart[mid] <= off)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return hbase[lo] + (off - bstart[lo]);
-}
-
-/* Record i of the sorted order (prefix, reference) and whether its sort key
- * equals record i - 1's: the prefix, and with head8 and every prefix exact the
- * first eight bytes too. */
+/* The sorted records and their tie flags (rec_build_one); the lines' first
+ * bytes join the sort key with head8 when every prefix is exact. */
 __global__ void rec_build_kernel(const gm_keyspec *ks, const unsigned char *text,
                                  const u64 *ends, const u64 *key, const uint32_t *val,
                                  const unsigned char *exact, u64 n, const u64 *bstart,
@@ -112,21 +75,9 @@ __global__ void rec_build_kernel(const gm_keyspec *ks, const unsigned char *text
     gm_after_previous();
     const int by_head = head8 && !*inexact;
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        u64 j = val[i], s, len;
-        rec_line(ends, j, &s, &len);
-        u64 addr = rec_host_address(bstart, hbase, nblocks, s);
-        recs[2 * i] = key[i];
-        recs[2 * i + 1] = gm_kp_ref(addr, (size_t)len, exact[j]);
-        int tie = i > 0 && key[i - 1] == key[i];
-        if (tie && by_head) {
-            u64 ps, plen;
-            rec_line(ends, val[i - 1], &ps, &plen);
-            tie = gm_kp_head8(text + ps, (size_t)plen, ks->reverse) ==
-                  gm_kp_head8(text + s, (size_t)len, ks->reverse);
-        }
-        tied[i] = (unsigned char)tie;
-    }
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        rec_build_one(ks, text, ends, key, val, exact, i, bstart, hbase, nblocks, by_head, recs,
+                      tied);
 }
 
 /* ------------------------------------------------------------------ launchers */

@@ -74,6 +74,13 @@ int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys, int
 int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, size_t *len,
                        gm_status *st);
 
+/* The records sort's steps (cuda/records.cuh) run on the host in place of the
+ * kernels, with a stable sort in place of the device's: what gm_gpu_sort_records
+ * would hand back for job (its recs and tied filled). Returns GM_OK, GM_ECUDA when
+ * the lines found are not job->lines, or GM_ENODEV in a build without CUDA. */
+struct gm_gpu_rec_job;
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -46,3 +46,9 @@ int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, siz
     (void)keys, (void)eol, (void)out, (void)cap, (void)len;
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
+
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st)
+{
+    (void)job;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}

@@ -6,7 +6,9 @@
  * by a CPU twin of it (each line's prefix, a stable sort by the sort keys, the
  * tie flags; cuda/records.cu's contract in gpu.h), must give gm_recsort's order:
  * the same lines, and under -s and -u the very same records; on one thread and
- * several, with runs large enough to be sorted alone.
+ * several, with runs large enough to be sorted alone, the lines in one block or
+ * several. In a build with CUDA the kernels' per-line steps (cuda/records.cuh),
+ * run on the host, must give the twin's records and tie flags bit for bit.
  *
  * The CLI cases run gpumerge on generated inputs (id,ts,payload lines whose
  * timestamps many lines share, fields of numbers, units and words, CRLF and blank
@@ -28,6 +30,7 @@
 #include "../core/keyprefix.h"
 #include "../core/recgpu.h"
 #include "../core/recsort.h"
+#include "../cuda/testing.h"
 #include "helpers.h"
 
 typedef struct {
@@ -262,25 +265,76 @@ static gm_keyspec spec_from(const char *args)
     return ks;
 }
 
-static void ties_case(const rec_case *c, int n, int threads, uint64_t seed)
+/* The generated text cut at line ends into nb blocks of their own. */
+static int cut_blocks(const text *t, char eol, int nb, gm_lines_block *blocks)
+{
+    size_t at = 0;
+    int k = 0;
+    for (int b = 0; b < nb && at < t->n; b++) {
+        size_t end = b == nb - 1 ? t->n : t->n * (size_t)(b + 1) / (size_t)nb;
+        while (end < t->n && (end == 0 || t->buf[end - 1] != eol))
+            end++;
+        if (end <= at)
+            continue;
+        unsigned char *data = malloc(end - at);
+        memcpy(data, t->buf + at, end - at);
+        blocks[k++] = (gm_lines_block){ .refs = 1, .len = end - at, .cap = end - at,
+                                        .data = data };
+        at = end;
+    }
+    return k;
+}
+
+/* The host's half (gm_recgpu_ties) on what the device twin gives for a case's
+ * lines in nb blocks, against gm_recsort; and, in a build with CUDA, the
+ * kernels' own per-line steps run on the host (testing.h) against the twin. */
+static void ties_case(const rec_case *c, int n, int threads, uint64_t seed, int nb,
+                      int kernels)
 {
     gm_keyspec ks = spec_from(c->args);
     rng r;
     rng_seed(&r, seed);
     text t = { NULL, 0, 0 };
     c->gen(&r, &t, n, ks.eol);
-    gm_lines_block b = { .refs = 1, .len = t.n, .cap = t.cap,
-                         .data = (unsigned char *)t.buf };
+    gm_lines_block b[4];
+    nb = cut_blocks(&t, ks.eol, nb, b);
     gm_recs in = { NULL, 0, 0 };
     gm_status st;
-    cr_assert_eq(gm_lines_split(&ks, &b, &in, threads, &st), GM_OK, "%s", st.msg);
-    cr_assert_eq(in.n, gm_lines_count(&b, ks.eol, threads), "%s: lines counted", c->args);
+    size_t counted = 0;
+    for (int k = 0; k < nb; k++) {
+        cr_assert_eq(gm_lines_split(&ks, &b[k], &in, threads, &st), GM_OK, "%s", st.msg);
+        counted += gm_lines_count(&b[k], ks.eol, threads);
+    }
+    cr_assert_eq(in.n, counted, "%s: lines counted", c->args);
     size_t m = in.n;
     gm_rec *want = malloc(m * sizeof *want + 1), *got = malloc(m * sizeof *got + 1);
     unsigned char *tied = malloc(m + 1);
     memcpy(want, in.r, m * sizeof *want);
     cr_assert_eq(gm_recsort(&ks, want, m, threads, 1, &st), GM_OK, "%s", st.msg);
     device_twin(&ks, in.r, m, got, tied);
+
+    const unsigned char *texts[4];
+    size_t lens[4];
+    for (int k = 0; k < nb; k++) {
+        texts[k] = b[k].data;
+        lens[k] = b[k].len;
+    }
+    gm_rec *host = malloc(m * sizeof *host + 1);
+    unsigned char *host_tied = malloc(m + 1);
+    gm_gpu_rec_job job = { .ks = &ks, .text = texts, .len = lens, .nblocks = nb, .lines = m,
+                           .refine = ks.nkeys == 1 && !ks.stable && !ks.unique,
+                           .recs = (uint64_t *)host, .tied = host_tied };
+    if (kernels)
+        cr_assert_eq(gm_gpu_test_records_host(&job, &st), GM_OK, "%s: %s", c->args, st.msg);
+    for (size_t i = 0; kernels && i < m; i++) {
+        cr_assert(host[i].prefix == got[i].prefix && host[i].ref == got[i].ref,
+                  "%s: the kernels' steps give record %zu as %016llx %016llx, the twin %016llx "
+                  "%016llx", c->args, i, (unsigned long long)host[i].prefix,
+                  (unsigned long long)host[i].ref, (unsigned long long)got[i].prefix,
+                  (unsigned long long)got[i].ref);
+        cr_assert_eq(host_tied[i], tied[i], "%s: record %zu's tie flag", c->args, i);
+    }
+
     cr_assert_eq(gm_recgpu_ties(&ks, got, tied, m, threads, &st), GM_OK, "%s", st.msg);
     int same_records = ks.stable || ks.unique;
     for (size_t i = 0; i < m; i++) {
@@ -292,10 +346,14 @@ static void ties_case(const rec_case *c, int n, int threads, uint64_t seed)
             cr_assert_eq(gm_rec_line(&want[i]), gm_rec_line(&got[i]),
                          "%s: line %zu is another of equal keys", c->args, i);
     }
+    free(host);
+    free(host_tied);
     free(want);
     free(got);
     free(tied);
     gm_recs_free(&in);
+    for (int k = 0; k < nb; k++)
+        free(b[k].data);
     free(t.buf);
 }
 
@@ -305,8 +363,8 @@ Test(recgpu, ties_as_the_cpu_sort_orders_them, .timeout = 120)
         if (strstr(CASES[i].args, "-g"))
             continue; /* the device declines -g */
         int n = CASES[i].lines < 3000 ? CASES[i].lines : 3000;
-        ties_case(&CASES[i], n, 1, 100 + i);
-        ties_case(&CASES[i], n, 3, 200 + i);
+        ties_case(&CASES[i], n, 1, 100 + i, 1, 0);
+        ties_case(&CASES[i], n, 3, 200 + i, 3, 0);
     }
 }
 
@@ -324,7 +382,21 @@ Test(recgpu, ties_in_runs_too_large_for_one_task, .timeout = 120)
         { gen_equal_heads, 0, "-t, -k2,2nr -k3,3n -s", 0 },
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; i++)
-        ties_case(&big[i], 150000, 4, 300 + i);
+        ties_case(&big[i], 150000, 4, 300 + i, 2, 0);
+}
+
+Test(recgpu, kernels_steps_on_the_host, .timeout = 120)
+{
+    gm_status st;
+    gm_gpu_rec_job none = { 0 };
+    if (gm_gpu_test_records_host(&none, &st) == GM_ENODEV)
+        cr_skip_test("kernels' steps skipped: %s", st.msg);
+    for (size_t i = 0; i < NCASES; i++) {
+        if (strstr(CASES[i].args, "-g"))
+            continue;
+        int n = CASES[i].lines < 3000 ? CASES[i].lines : 3000;
+        ties_case(&CASES[i], n, 2, 400 + i, 3, 1);
+    }
 }
 
 /* ---------------------------------------------------------------- the CLI */
