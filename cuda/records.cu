@@ -2,8 +2,9 @@
  * records.cu - the records path's sort of one chunk on the device
  * (gm_gpu_sort_records, gpu.h). The chunk's blocks of lines are copied one after
  * another into one device text through the text path's staging ring (text.cu);
- * the terminators are found by cub::DeviceSelect (line j ends at the j-th, and
- * begins after the one before); each line's first-key prefix and its exactness
+ * the terminators are counted (cub::DeviceReduce, against the host's count) and
+ * found (cub::DeviceSelect: line j ends at the j-th, and begins after the one
+ * before); each line's first-key prefix and its exactness
  * come from core/keyprefix.h, the very code the CPU's records use; the (key, line
  * index) pairs are sorted stably (rec_sort_pairs); and the records are built in
  * sorted order with their lines' host addresses, as core/lines.h packs them, so
@@ -18,8 +19,10 @@
  * that run them, the launchers, the entry.
  */
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <string.h>
 
@@ -33,11 +36,17 @@ constexpr int REC_THREADS = 256;
 
 /* ------------------------------------------------------------------ kernels */
 
-/* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator. */
+/* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator;
+ * and the same as a count, for cub::DeviceReduce. */
 struct rec_is_eol {
     const unsigned char *text;
     unsigned char eol;
     __device__ bool operator()(u64 i) const { return text[i] == eol; }
+};
+struct rec_eol_count {
+    const unsigned char *text;
+    unsigned char eol;
+    __device__ u64 operator()(u64 i) const { return text[i] == eol; }
 };
 
 /* Each line's prefix, exactness and first sort key (rec_prefix_one); *inexact
@@ -106,23 +115,31 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
     return GM_OK;
 }
 
-/* The larger scratch of rec_sort_pairs and of the search for terminators, for
- * the fits check before anything is allocated (each call takes its own). */
+/* The largest scratch of rec_sort_pairs and of the count and search for
+ * terminators, for the fits check before anything is allocated (each call takes
+ * its own). */
 static int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
 {
     cub::DoubleBuffer<u64> k(nullptr, nullptr);
     cub::DoubleBuffer<uint32_t> v(nullptr, nullptr);
-    size_t sort = 0, select = 0;
+    size_t sort = 0, select = 0, count = 0;
     GM_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, sort, k, v, n, 0, 64, (cudaStream_t)0), st);
     thrust::counting_iterator<u64> at(0);
     GM_CUDA(cub::DeviceSelect::If(nullptr, select, at, (u64 *)nullptr, (u64 *)nullptr,
                                   (int64_t)text_len, rec_is_eol{ nullptr, 0 }, (cudaStream_t)0),
             st);
+    thrust::transform_iterator<rec_eol_count, thrust::counting_iterator<u64>, u64> flags(
+        at, rec_eol_count{ nullptr, 0 });
+    GM_CUDA(cub::DeviceReduce::Sum(nullptr, count, flags, (u64 *)nullptr, (int64_t)text_len,
+                                   (cudaStream_t)0),
+            st);
     *bytes = sort > select ? sort : select;
+    *bytes = *bytes > count ? *bytes : count;
     return GM_OK;
 }
 
-/* The terminators' offsets into ends (room for n); checks that there are n. */
+/* The terminators' offsets into ends (room for n): counted first, so that a count
+ * other than n fails before the search writes past ends. */
 static int rec_find_lines(text_job &j, char eol, u64 *ends, u64 n, gm_status *st)
 {
     u64 *d_count = nullptr;
@@ -130,20 +147,27 @@ static int rec_find_lines(text_job &j, char eol, u64 *ends, u64 n, gm_status *st
     if (rc)
         return rc;
     thrust::counting_iterator<u64> at(0);
-    rec_is_eol pred{ (const unsigned char *)j.text, (unsigned char)eol };
+    const unsigned char *text = (const unsigned char *)j.text;
+    thrust::transform_iterator<rec_eol_count, thrust::counting_iterator<u64>, u64> flags(
+        at, rec_eol_count{ text, (unsigned char)eol });
     size_t bytes = 0;
-    GM_CUDA(cub::DeviceSelect::If(nullptr, bytes, at, ends, d_count, (int64_t)j.len, pred, j.s),
-            st);
+    GM_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, flags, d_count, (int64_t)j.len, j.s), st);
     void *t = nullptr;
     if ((rc = text_cub_temp(j, bytes, &t, st)))
         return rc;
-    GM_CUDA(cub::DeviceSelect::If(t, bytes, at, ends, d_count, (int64_t)j.len, pred, j.s), st);
+    GM_CUDA(cub::DeviceReduce::Sum(t, bytes, flags, d_count, (int64_t)j.len, j.s), st);
     u64 found = 0;
     GM_CUDA(cudaMemcpyAsync(&found, d_count, sizeof found, cudaMemcpyDeviceToHost, j.s), st);
     GM_CUDA(cudaStreamSynchronize(j.s), st);
     if (found != n)
         return gm_fail(st, GM_ECUDA, "records: %llu lines on the device, %llu expected", found,
                        (unsigned long long)n);
+    rec_is_eol pred{ text, (unsigned char)eol };
+    GM_CUDA(cub::DeviceSelect::If(nullptr, bytes, at, ends, d_count, (int64_t)j.len, pred, j.s),
+            st);
+    if ((rc = text_cub_temp(j, bytes, &t, st)))
+        return rc;
+    GM_CUDA(cub::DeviceSelect::If(t, bytes, at, ends, d_count, (int64_t)j.len, pred, j.s), st);
     return GM_OK;
 }
 
@@ -265,7 +289,7 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     const int head8 = job->refine != 0;
     size_t cub_bytes = 0;
     if ((rc = rec_cub_bytes((int64_t)n, total, &cub_bytes, st)) ||
-        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 3 * cub_bytes, st)))
+        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 4 * cub_bytes, st)))
         return rc;
     trace_range range("gpu: records");
     text_job j;
