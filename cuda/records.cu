@@ -28,7 +28,6 @@
 
 #include <vector>
 
-#include "kernels.cuh"
 #include "records.cuh"
 #include "text.cuh"
 
