@@ -93,5 +93,5 @@ if ! skipped bench; then
         rm -f "$scratch"/in.*.csv "$scratch"/gnu "$scratch"/gm "$scratch"/cat "$scratch"/v.out
     done
 fi
-cat "$summary"
+echo "summary: $summary"
 ! grep -q "^FAIL" "$summary"
