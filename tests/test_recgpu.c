@@ -20,6 +20,9 @@
  * on the device holds many blocks and several chunks become runs; -v must say
  * that the GPU sorted them (but a first key by -g, which the CPU sorts). A
  * chunk too large for the device's memory (a limit forced) is sorted on the CPU.
+ * gm_lines_count, which tells the device how many lines a chunk holds, agrees
+ * with the split on blocks read from files (with the counts made while reading)
+ * and pipes.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -397,6 +400,67 @@ Test(recgpu, kernels_steps_on_the_host, .timeout = 120)
         int n = CASES[i].lines < 3000 ? CASES[i].lines : 3000;
         ties_case(&CASES[i], n, 2, 400 + i, 3, 1);
     }
+}
+
+/* gm_lines_count on blocks as a sort reads them (the counts made while a regular
+ * file is read, and a pipe's counted after), against the records split makes. */
+Test(recgpu, lines_counted_as_split)
+{
+    char *dir = scratch_dir();
+    static const size_t wants[] = { 1000, 64 << 10, 3 << 20 };
+    for (int zero = 0; zero <= 1; zero++)
+        for (int last_eol = 0; last_eol <= 1; last_eol++) {
+            rng r;
+            rng_seed(&r, 500 + 2 * (uint64_t)zero + (uint64_t)last_eol);
+            text t = { NULL, 0, 0 };
+            char eol = zero ? '\0' : '\n';
+            gen_fields(&r, &t, 150000, eol);
+            gen_long(&r, &t, 6, eol);
+            if (!last_eol)
+                t.n--; /* no terminator after the last line */
+            char *in = path_in(dir, "in");
+            write_file(in, t.buf, t.n);
+            gm_keyspec ks = spec_from(zero ? "-z -n" : "-n");
+            for (size_t w = 0; w < sizeof wants / sizeof *wants; w++)
+                for (int pipe = 0; pipe <= 1; pipe++) {
+                    gm_lines_src src;
+                    gm_status st;
+                    char cmd[4200];
+                    snprintf(cmd, sizeof cmd, "cat '%s'", in);
+                    FILE *p = pipe ? popen(cmd, "r") : NULL;
+                    if (pipe)
+                        gm_lines_open_fd(&src, fileno(p), 0, "pipe", eol);
+                    else
+                        cr_assert_eq(gm_lines_open(&src, in, eol, 0, &st), GM_OK, "%s", st.msg);
+                    size_t lines = 0;
+                    int with_counts = 0;
+                    for (;;) {
+                        gm_lines_block *b;
+                        cr_assert_eq(gm_lines_read(&src, wants[w], 0, 2, &b, &st), GM_OK, "%s",
+                                     st.msg);
+                        if (!b)
+                            break;
+                        gm_recs v = { NULL, 0, 0 };
+                        cr_assert_eq(gm_lines_split(&ks, b, &v, 2, &st), GM_OK, "%s", st.msg);
+                        size_t c = gm_lines_count(b, eol, 2);
+                        with_counts |= b->counts != NULL;
+                        cr_assert_eq(c, v.n, "block of %zu bytes (pipe %d): %zu lines counted, "
+                                     "%zu split", b->len, pipe, c, v.n);
+                        lines += c;
+                        gm_recs_free(&v);
+                        gm_lines_block_unref(b);
+                    }
+                    cr_assert_eq(lines, 150006u);
+                    cr_assert(pipe || wants[w] < (1 << 20) || with_counts,
+                              "no block of %zu bytes came with its counts", wants[w]);
+                    gm_lines_close(&src);
+                    if (p)
+                        pclose(p);
+                }
+            free(in);
+            free(t.buf);
+        }
+    free(dir);
 }
 
 /* ---------------------------------------------------------------- the CLI */
