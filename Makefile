@@ -6,7 +6,7 @@
 #                        when mpicc is missing and we are root, else says how
 #   make test            build and run every Criterion suite (installs Criterion
 #                        with apt-get when it is missing and we are root); also `make check`
-#   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
+#   make test-gpu        the GPU suite, the CLI suite with --device=gpu and the records' GPU suite (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
 #                        (the key-value kernels through build/tests/gpupairs)
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
@@ -77,11 +77,13 @@ CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
+CORE_SRC += core/recgpu.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
+           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu \
+           cuda/records.cu
 
 MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c
 
@@ -112,7 +114,8 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package report \
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records recgpu lines \
+           package report \
            mpi
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
@@ -234,10 +237,12 @@ test: $(PROG) $(MPI_PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GPUMERGE_MPI=$(if $(MPI_PROG),$(CURDIR)/$(MPI_PROG)) sh tests/run.sh $(TEST_BIN)
 
-test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
+test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli $(BUILD)/tests/test_recgpu
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
 	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
+	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
+	  $(BUILD)/tests/test_recgpu
 
 SANITIZER ?= compute-sanitizer
 sanitize: gpumerge $(FORCED) $(GPUPAIRS)

@@ -54,7 +54,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 cat_in() { cat "$IN" >"$DIR/cat"; }
 gnu_sort() { sort "$@" --parallel="$P" "$IN" -o "$DIR/gnu"; }
-gm_sort() { local d=$1; shift; "$GPUMERGE" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
+gm_sort() { local d=$1; shift; rm -f "$DIR/gm"; "$GPUMERGE" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
 peer() { PEERS=$PEERS node "$HERE/peers.mjs" "$1" "$IN" "$DIR/peer"; }
 
 echo "machine: $P cores, $(uname -m); N=$N lines ($(du -h "$IN" | cut -f1)); median of $REPEAT; $(date -u +%Y-%m-%d)"

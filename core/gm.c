@@ -94,6 +94,11 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     if (why) { /* --device=gpu without a usable GPU fails here too */
         int done = 0;
         rc = cfg->device == GM_DEVICE_GPU ? gm_engine_prepare(cfg, 1, &done, st) : GM_OK;
+        if (!rc && cfg->device == GM_DEVICE_GPU)
+            gm_report_fact(cfg, "device", "%s", gm_records_gpu_takes(c, cfg->keyspec)
+                               ? "gpu (records: each chunk's sort)"
+                               : "cpu (the GPU sorts integer keys, and records' chunks when "
+                                 "the first key is not -g's)");
     }
     /* The run's numbers, once, before any work (after CUDA's start-up where the
      * records path waits for it: the descriptors free are those it leaves). */

@@ -427,3 +427,45 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
     free(mem);
     return rc;
 }
+
+struct count_all {
+    const unsigned char *data;
+    size_t len;
+    unsigned char eol;
+    int pieces;
+    size_t count[GM_LINES_COUNT_PIECES];
+};
+
+static void count_piece(void *ctx, int i)
+{
+    struct count_all *j = ctx;
+    const unsigned char *p = j->data + j->len * (size_t)i / (size_t)j->pieces;
+    const unsigned char *end = j->data + j->len * (size_t)(i + 1) / (size_t)j->pieces;
+    size_t n = 0;
+    while (p < end && (p = memchr(p, j->eol, (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    j->count[i] = n;
+}
+
+size_t gm_lines_count(const gm_lines_block *b, char eol, int nthreads)
+{
+    size_t n = 0;
+    if (b->counts) {
+        for (size_t i = 0; i < b->ncounts; i++)
+            n += b->counts[i];
+        return n;
+    }
+    struct count_all j = { b->data, b->len, (unsigned char)eol, 1, { 0 } };
+    size_t want = b->len / SPLIT_PIECE + 1;
+    j.pieces = want < (size_t)nthreads * 4 ? (int)want : nthreads * 4;
+    if (j.pieces > GM_LINES_COUNT_PIECES)
+        j.pieces = GM_LINES_COUNT_PIECES;
+    if (j.pieces < 1)
+        j.pieces = 1;
+    gm_parallel_for(nthreads, j.pieces, count_piece, &j);
+    for (int i = 0; i < j.pieces; i++)
+        n += j.count[i];
+    return n;
+}

@@ -90,6 +90,11 @@ static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
 {
     p->records.threads = cores;
     p->records.fds = room - FD_SPARE;
+    /* auto may start CUDA in the middle of a sort (recchunk.c); --device=gpu has
+     * started it before the plan */
+    if (p->op == GM_OP_SORT && cfg->device == GM_DEVICE_AUTO && gm_gpu_driver_loaded() &&
+        p->records.fds >= GM_GPU_START_FDS + 2)
+        p->records.fds -= GM_GPU_START_FDS;
     int fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
     if (fan_in > p->records.fds)
         fan_in = p->records.fds > 2 ? p->records.fds : 2;

@@ -128,6 +128,7 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
     r->open_s += gm_now() - opening;
     if (!rc)
         gm_progress_total(inputs_total(r));
+    r->in_bytes = rc ? 0 : bytes;
     if (!rc && r->cfg->verbose) {
         gm_plan p;
         if (plan)
@@ -238,8 +239,13 @@ static void say_run(const struct rec_run *r, double started)
     if (r->op == GM_OP_SORT) {
         gm_report_row(cfg, "read", r->read, "files read, pipes waited for");
         gm_report_row(cfg, "parse", r->split, "lines split, keys found");
-        gm_report_row(cfg, "sort", r->sort, "chunks sorted on %d thread%s", r->nthreads,
-                      r->nthreads == 1 ? "" : "s");
+        if (r->gpu_chunks)
+            gm_report_row(cfg, "sort", r->sort, "%d chunk%s sorted on the GPU (device %.3f s, "
+                          "ties on the CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
+                          r->gpu_device, r->gpu_ties);
+        else
+            gm_report_row(cfg, "sort", r->sort, "chunks sorted on %d thread%s", r->nthreads,
+                          r->nthreads == 1 ? "" : "s");
         rows += r->read + r->split + r->sort;
         if (r->runs > 0) {
             gm_report_row(cfg, "spill", r->spill, "temporary runs written");

@@ -33,6 +33,11 @@ struct rec_run {
                                   * splitting, sorting, writing a chunk alone */
     double spill, merge;          /* writing runs, merging them into the output */
     double open_s;                /* opening the inputs and the output */
+    uint64_t in_bytes;            /* the regular inputs' bytes (0: none or unknown) */
+    int gpu;                      /* the sort keeps chunks as text for the GPU (recchunk.c) */
+    int gpu_chunks;               /* for -v: chunks sorted on the GPU, */
+    double gpu_device, gpu_ties;  /* seconds in the device's calls and the ties after */
+    int gpu_said;                 /* -v has said why a chunk went to the CPU */
 };
 
 /* Input i, opened again when it was closed to spare descriptors (or the first

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/keys.h"
 #include "../core/types.h"
 
 #ifdef __cplusplus
@@ -142,6 +143,38 @@ typedef struct gm_text_result {
  * GM_ECUDA or GM_ENODEV (res->bytes says whether output was handed out before). */
 int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *times,
                      gm_status *st);
+
+/* The records path's sort of one chunk (cuda/records.cu): the chunk's blocks of
+ * lines go to the device, where the lines are found, each line's first-key prefix
+ * is made by the CPU's code (core/keyprefix.h), and the (prefix, line) pairs are
+ * sorted stably; the records come back in that order, with the places where the
+ * device's order is not sort's final word. */
+typedef struct gm_gpu_rec_job {
+    const gm_keyspec *ks;              /* its first key not ordered by -g */
+    const unsigned char *const *text;  /* the blocks, host memory: whole lines, each
+                                          ending with ks->eol */
+    const size_t *len;                 /* each block's bytes */
+    int nblocks;
+    uint64_t lines;                    /* the lines of all blocks (counted by the caller) */
+    int refine;                        /* one key with the last resort after it (no -s,
+                                          -u): where every prefix is exact, equal ones are
+                                          ordered by the lines' first eight bytes too */
+    gm_copy_fn copy;                   /* NULL: memcpy (into the staging ring) */
+    void *copy_ctx;
+    uint64_t *recs;                    /* out, 2 * lines: core/lines.h's gm_rec (prefix,
+                                          reference) of each line, in the device's order */
+    unsigned char *tied;               /* out, lines: 1 where a record's sort key (the
+                                          prefix, with refine and exact prefixes also the
+                                          first eight bytes) equals the one before it, so
+                                          sort's comparison must order the two */
+} gm_gpu_rec_job;
+
+/* Sorts job's lines on the GPU as above. Equal sort keys keep the lines' order in
+ * the blocks. Returns GM_OK; GM_ETEXT when the device declines the chunk (it does
+ * not fit in device memory, or has 2^32 lines or more), before anything is
+ * written, for the caller to sort it on the CPU; GM_EDEVMEM, GM_ECUDA or
+ * GM_ENODEV. */
+int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,18 @@
 /*
  * testing.cu - testing.h: the setter of the forced choices and the tile sizes the
  * tests probe around, the text path's parser and formatter alone (text.cuh), and
- * the device's sort and merge of key-value pairs on host arrays.
+ * the device's sort and merge of key-value pairs on host arrays, and the records
+ * sort's per-line steps on the host (records.cuh).
  * Linked into the test binaries and the benchmark only.
  */
 #include <string.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "device.cuh"
 #include "kernels.cuh"
+#include "records.cuh"
 #include "testing.h"
 #include "text.cuh"
 
@@ -191,4 +196,57 @@ extern "C" int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *v
                                        int64_t n, int reverse, gm_kernel kernel, gm_status *st)
 {
     return pairs_by_type(type, keys, vals, m, m + n, reverse, kernel, st);
+}
+/* A stable sort of (key, val) pairs by key, the device's rec_sort_pairs' twin. */
+static void records_sort_pairs(std::vector<u64> &key, std::vector<uint32_t> &val)
+{
+    std::vector<size_t> at(key.size());
+    std::iota(at.begin(), at.end(), 0);
+    std::stable_sort(at.begin(), at.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+    std::vector<u64> k(key.size());
+    std::vector<uint32_t> v(val.size());
+    for (size_t i = 0; i < at.size(); i++) {
+        k[i] = key[at[i]];
+        v[i] = val[at[i]];
+    }
+    key.swap(k);
+    val.swap(v);
+}
+
+extern "C" int gm_gpu_test_records_host(const gm_gpu_rec_job *job, gm_status *st)
+{
+    std::vector<unsigned char> text;
+    std::vector<u64> bstart, hbase;
+    for (int b = 0; b < job->nblocks; b++) {
+        bstart.push_back(text.size());
+        hbase.push_back((u64)(uintptr_t)job->text[b]);
+        text.insert(text.end(), job->text[b], job->text[b] + job->len[b]);
+    }
+    bstart.push_back(text.size());
+    std::vector<u64> ends;
+    for (size_t i = 0; i < text.size(); i++)
+        if (text[i] == (unsigned char)job->ks->eol)
+            ends.push_back(i);
+    const u64 n = job->lines;
+    if (ends.size() != n)
+        return gm_fail(st, GM_ECUDA, "records: %zu lines found, %llu expected", ends.size(), n);
+    const int head8 = job->refine != 0;
+    std::vector<u64> pfx(n), key(n);
+    std::vector<uint32_t> val(n);
+    std::vector<unsigned char> exact(n);
+    int inexact = 0;
+    for (u64 j = 0; j < n; j++)
+        inexact |= !rec_prefix_one(job->ks, text.data(), ends.data(), j, head8, pfx.data(),
+                                   key.data(), val.data(), exact.data());
+    records_sort_pairs(key, val);
+    if (head8) {
+        for (u64 i = 0; i < n; i++)
+            key[i] = pfx[val[i]];
+        records_sort_pairs(key, val);
+    }
+    for (u64 i = 0; i < n; i++)
+        rec_build_one(job->ks, text.data(), ends.data(), key.data(), val.data(), exact.data(), i,
+                      bstart.data(), hbase.data(), job->nblocks, head8 && !inexact, (u64 *)job->recs,
+                      job->tied);
+    return GM_OK;
 }

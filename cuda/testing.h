@@ -90,6 +90,12 @@ int gm_gpu_test_sort_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t
  * CUDA status. */
 int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t m, int64_t n,
                             int reverse, gm_kernel kernel, gm_status *st);
+/* The records sort's steps (cuda/records.cuh) run on the host in place of the
+ * kernels, with a stable sort in place of the device's: what gm_gpu_sort_records
+ * would hand back for job (its recs and tied filled). Returns GM_OK, GM_ECUDA when
+ * the lines found are not job->lines, or GM_ENODEV in a build without CUDA. */
+struct gm_gpu_rec_job;
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st);
 
 #ifdef __cplusplus
 }

@@ -60,3 +60,9 @@ int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_
     (void)type, (void)keys, (void)vals, (void)m, (void)n, (void)reverse, (void)kernel;
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
+
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st)
+{
+    (void)job;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}

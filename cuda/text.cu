@@ -35,6 +35,7 @@ constexpr size_t STAGE_BYTES = 16u << 20;
 struct staging {
     char *buf[RING] = {};
     cudaEvent_t done[RING] = {}; /* the copy through buf[i] has finished */
+    int next = 0;                /* the buffer an upload takes next */
     bool ready = false;
 };
 static staging ring;
@@ -118,21 +119,30 @@ int text_begin(text_job &j, size_t len, gm_status *st)
     return staging_ready(st);
 }
 
-int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
+int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
+                   void *ctx, gm_status *st)
 {
     const size_t piece = stage_piece();
-    int i = 0;
-    for (size_t off = 0; off < j.len; off += piece, i = (i + 1) % RING) {
-        size_t n = j.len - off < piece ? j.len - off : piece;
+    /* the buffers are taken in turn across calls, so that a call's first piece
+     * waits on the oldest copy */
+    int &i = ring.next;
+    for (size_t off = 0; off < len; off += piece, i = (i + 1) % RING) {
+        size_t n = len - off < piece ? len - off : piece;
         GM_CUDA(cudaEventSynchronize(ring.done[i]), st); /* its last copy has moved */
         if (copy)
             copy(ctx, ring.buf[i], host + off, n);
         else
             memcpy(ring.buf[i], host + off, n);
-        GM_CUDA(cudaMemcpyAsync(j.text + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s), st);
+        GM_CUDA(cudaMemcpyAsync(j.text + at + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s),
+                st);
         GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
     }
     return GM_OK;
+}
+
+int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
+{
+    return text_upload_at(j, 0, host, j.len, copy, ctx, st);
 }
 
 
