@@ -18,7 +18,7 @@
  * (core/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
  * that run them, the launchers, the entry.
  */
-#include <cub/device/device_radix_sort.cuh>
+#include <cub/util_type.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -28,6 +28,7 @@
 
 #include <vector>
 
+#include "kernels.cuh"
 #include "records.cuh"
 #include "text.cuh"
 
@@ -97,20 +98,36 @@ static unsigned rec_grid(u64 n)
     return (unsigned)(want < most ? (want ? want : 1) : most);
 }
 
-/* Sorts n (key, value) pairs by key, stably, on the job's stream: the current
- * halves of keys and vals hold the pairs before and after, the other halves are
- * scratch. The records sort's one call of a device-wide sort, so that a key-value
- * merge sort can take cub's radix sort's place here alone. */
+/* The int64 co-rank scratch of the pairs' sort, in bytes. */
+static size_t rec_sort_bytes(int64_t n)
+{
+    return (size_t)sort_scratch_entries<uint64_t>(n) * sizeof(int64_t);
+}
+
+/* Sorts n (key, value) pairs by key, stably, on the job's stream, by the
+ * project's own key-value merge sort (sort.cu's sort_pairs_on_device: block
+ * sort, then the tiled merge passes of chapter 12): the current halves of keys
+ * and vals hold the pairs before and after, the other halves are scratch. */
 static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
                           cub::DoubleBuffer<uint32_t> &vals, int64_t n, gm_status *st)
 {
-    size_t bytes = 0;
-    GM_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, vals, n, 0, 64, j.s), st);
-    void *t = nullptr;
-    int rc = text_cub_temp(j, bytes, &t, st);
+    void *cor = nullptr;
+    int rc = text_cub_temp(j, rec_sort_bytes(n), &cor, st);
     if (rc)
         return rc;
-    GM_CUDA(cub::DeviceRadixSort::SortPairs(t, bytes, keys, vals, n, 0, 64, j.s), st);
+    /* the kernels are instantiated for uint64_t, the same bits as u64 */
+    uint64_t *kout = nullptr;
+    uint32_t *vout = nullptr;
+    rc = sort_pairs_on_device<uint64_t, uint32_t>(
+        reinterpret_cast<uint64_t *>(keys.Current()), vals.Current(),
+        reinterpret_cast<uint64_t *>(keys.Alternate()), vals.Alternate(), n, (uint64_t)0,
+        GM_KERNEL_AUTO, (int64_t *)cor, &kout, &vout, j.s, st);
+    if (rc)
+        return rc;
+    if (reinterpret_cast<u64 *>(kout) != keys.Current())
+        keys.selector ^= 1;
+    if (vout != vals.Current())
+        vals.selector ^= 1;
     return GM_OK;
 }
 
@@ -119,10 +136,7 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
  * its own). */
 static int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
 {
-    cub::DoubleBuffer<u64> k(nullptr, nullptr);
-    cub::DoubleBuffer<uint32_t> v(nullptr, nullptr);
-    size_t sort = 0, select = 0, count = 0;
-    GM_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, sort, k, v, n, 0, 64, (cudaStream_t)0), st);
+    size_t sort = rec_sort_bytes(n), select = 0, count = 0;
     thrust::counting_iterator<u64> at(0);
     GM_CUDA(cub::DeviceSelect::If(nullptr, select, at, (u64 *)nullptr, (u64 *)nullptr,
                                   (int64_t)text_len, rec_is_eol{ nullptr, 0 }, (cudaStream_t)0),
