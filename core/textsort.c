@@ -133,7 +133,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             gm_status probe;
             if (gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK) {
                 /* no GPU after all: stop reading (the pipe may never end) */
-                if (cfg->device == GM_DEVICE_GPU)
+                if (cfg->device == GM_DEVICE_GPU || probe.code == GM_EUSAGE)
                     *st = probe;
                 else
                     gm_fail(st, GM_ETEXT, "auto: %s", probe.msg);
@@ -278,7 +278,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     gm_trace_pop();
     stats->startup_wait += gm_now() - w0;
     if (rc) {
-        if (cfg->device == GM_DEVICE_GPU)
+        if (cfg->device == GM_DEVICE_GPU || rc == GM_EUSAGE) /* --gpu=N: no such device */
             return rc;
         gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", st->msg);
         return GM_ETEXT;

@@ -546,9 +546,20 @@ Test(compat, usage_errors_as_sort_words_them)
                                "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'\n" TRY, 0 },
         { "--check= ok", 2, "gpumerge: ambiguous argument '' for '--check'\n"
                             "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'\n" TRY, 0 },
+        /* only the orders gpumerge takes are listed; month, random and version are
+         * refused by name */
         { "--sort=foo ok", 2, "gpumerge: invalid argument 'foo' for '--sort'\nValid arguments are:\n"
-                              "  - 'general-numeric'\n  - 'human-numeric'\n  - 'month'\n  - 'numeric'\n"
-                              "  - 'random'\n  - 'version'\n" TRY, 0 },
+                              "  - 'general-numeric'\n  - 'human-numeric'\n  - 'numeric'\n" TRY, 0 },
+        { "--sort= ok", 2, "gpumerge: ambiguous argument '' for '--sort'\nValid arguments are:\n"
+                           "  - 'general-numeric'\n  - 'human-numeric'\n  - 'numeric'\n" TRY, 0 },
+        { "--sort=mo ok", 2, "gpumerge: option '--sort=mo' is not supported: gpumerge orders by "
+                             "number or by bytes, not by month names\n", 0 },
+        { "--gpu=a ok", 2, "gpumerge: invalid --gpu argument 'a'\n", 0 },
+        { "--gpu=-1 ok", 2, "gpumerge: invalid --gpu argument '-1'\n", 0 },
+        { "--gpu= ok", 2, "gpumerge: invalid --gpu argument ''\n", 0 },
+        { "--gpu=1x ok", 2, "gpumerge: invalid suffix in --gpu argument '1x'\n", 0 },
+        { "--gpu=2147483648 ok", 2, "gpumerge: --gpu argument '2147483648' too large\n", 0 },
+        { "ok --gpu", 2, "gpumerge: option '--gpu' requires an argument\n" TRY, 0 },
         /* gpumerge's own */
         { "-c nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n", 0 },
         { "--ver ok", 2, "gpumerge: option '--ver' is ambiguous; possibilities: '--version-sort' '--version' '--verbose'\n" TRY, 0 },
