@@ -149,7 +149,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
-                rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
+                rc = gm_fail(st, GM_EIO, "read failed: %s: %s", ins[i].shown, strerror(errno));
                 break;
             }
             if (got == 0)

@@ -198,7 +198,7 @@ int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, 
             int err = gm_pread_all(ins[i].fd, buf, n, at - ins[i].base);
             if (err)
                 rc = err < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", ins[i].shown)
-                             : gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown,
+                             : gm_fail(st, GM_EIO, "read failed: %s: %s", ins[i].shown,
                                        strerror(err));
             else if ((err = gm_write_all(fd, buf, n)) != 0)
                 rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));

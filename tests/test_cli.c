@@ -297,7 +297,7 @@ Test(cli, every_error_message)
 {
     static const error_case cases[] = {
         { "sort", "nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n" },
-        { "merge", "ok .", 2, "gpumerge: cannot read: .: Is a directory\n" },
+        { "merge", "ok .", 2, "gpumerge: read failed: .: Is a directory\n" },
         { "merge", "ok 'odd name'", 2,
           "gpumerge: cannot read: 'odd name': No such file or directory\n" },
         { "sort", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },

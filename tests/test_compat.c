@@ -541,6 +541,11 @@ Test(compat, usage_errors_as_sort_words_them)
         { "--batch-size=5x ok", 2, "gpumerge: invalid suffix in --batch-size argument '5x'\n", 1 },
         { "--batch-size=99999999999 ok", 2, big, 1 },
         { "nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n", 1 },
+        { ".", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "-m ok .", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "-c .", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "ok -o .", 2, "gpumerge: open failed: .: Is a directory\n", 1 },
+        { "--files0-from=nothere", 2, "gpumerge: open failed: nothere: No such file or directory\n", 1 },
         /* sort exits 1 for a bad --check or --sort argument; gpumerge keeps 1 for disorder */
         { "--check=foo ok", 2, "gpumerge: invalid argument 'foo' for '--check'\n"
                                "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'\n" TRY, 0 },
