@@ -189,7 +189,8 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (rc != GM_OK) {
         if (cfg->device == GM_DEVICE_GPU || rc == GM_EUSAGE) /* --gpu=N names no device */
             return rc;
-        snprintf(rep->reason, sizeof rep->reason, "auto: %.120s (%.120s)", st->msg, info.detail);
+        snprintf(rep->reason, sizeof rep->reason, "auto: %.120s%s%.120s%s", st->msg,
+                 info.detail[0] ? " (" : "", info.detail, info.detail[0] ? ")" : "");
         return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
     }
     snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);

@@ -136,10 +136,8 @@ int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
     if (ready())
         return engine.probe(info, st);
-    if (info) {
-        memset(info, 0, sizeof *info);
-        snprintf(info->detail, sizeof info->detail, "%s", why_not);
-    }
+    if (info)
+        memset(info, 0, sizeof *info); /* no CUDA error behind the words */
     return not_loaded(st);
 }
 
