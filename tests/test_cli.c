@@ -590,23 +590,29 @@ Test(cli, no_cuda_loaded_without_need)
         cr_skip_test("CPU-only build: there is no CUDA engine to leave unloaded");
     if (access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0)
         cr_skip_test("an NVIDIA driver is loaded here: --version asks CUDA");
-    const char *cmds[] = { "\"$GPUMERGE\" --version", "seq 3 | \"$GPUMERGE\"",
-                           "seq 1000 | \"$GPUMERGE\" --device=cpu" };
+    /* standard input, then gpumerge's arguments */
+    const char *cmds[][2] = { { "/dev/null", "--version" }, { "in3", "" }, { "in3", "sort -" },
+                              { "in1000", "--device=cpu" }, { "in1000", "in1000" } };
+    char *dir = scratch_dir(), *p;
+    write_text(p = path_in(dir, "in3"), "3\n1\n2\n"), free(p);
+    cmd_result r = run_sh(dir, "seq 1000 > in1000");
+    cmd_free(&r);
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char *cmd;
-        if (asprintf(&cmd, "LD_DEBUG=files %s 2>&1 >/dev/null | grep -c 'gpumerge-cuda\\|libcuda'",
-                     cmds[i]) < 0)
+        if (asprintf(&cmd, "cat %s | LD_DEBUG=files \"$GPUMERGE\" %s 2>&1 >/dev/null "
+                           "| grep -c 'gpumerge-cuda\\|libcuda'", cmds[i][0], cmds[i][1]) < 0)
             abort();
-        cmd_result r = run_sh(NULL, cmd);
-        cr_expect_str_eq(r.out, "0\n", "%s loaded CUDA", cmds[i]);
+        r = run_sh(dir, cmd);
+        cr_expect_str_eq(r.out, "0\n", "%s loaded CUDA", cmd);
         cmd_free(&r);
         free(cmd);
     }
     /* the GPU asked for: the engine is loaded, and says why it cannot run */
-    cmd_result r = run_sh(NULL, "seq 3 | LD_DEBUG=files \"$GPUMERGE\" --device=gpu 2>&1 >/dev/null "
-                                "| grep -c 'calling init: .*gpumerge-cuda.so'");
+    r = run_sh(dir, "cat in3 | LD_DEBUG=files \"$GPUMERGE\" --device=gpu 2>&1 >/dev/null "
+                    "| grep -c 'calling init: .*gpumerge-cuda.so'");
     cr_expect_str_eq(r.out, "1\n", "--device=gpu did not load the engine");
     cmd_free(&r);
+    free(dir);
 }
 
 /* On a GPU machine: --gpu=N past the devices is an error under gpu and auto, and
