@@ -1,6 +1,7 @@
 /*
  * device.cu - device management: the probe that finds the chosen device (--gpu,
- * among those CUDA_VISIBLE_DEVICES leaves) and creates its context (and says in words why there is none), run in the caller's thread or
+ * among those CUDA_VISIBLE_DEVICES leaves) and creates its context (and says in
+ * words why there is none), run in the caller's thread or
  * started early in a thread of its own (the warm start), the context's teardown,
  * the mapping of CUDA errors to statuses, the check that a job fits in device
  * memory, and the device facts the launchers read.
