@@ -854,3 +854,20 @@ Test(compat, e2e_bench_cleans_its_scratch_folder, .timeout = 300)
     rmdir(base);
     free(root), free(base);
 }
+
+/* A temporary folder that cannot take a run: sort's words, its folder quoted as
+ * sort quotes it, once the input outgrows -S. */
+Test(compat, missing_temporary_directory_as_sort_words_it, .timeout = 120)
+{
+    char *dir = scratch_dir();
+    cmd_result r = run_sh(dir, "seq 300000 | shuf --random-source=/dev/zero > big");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cmd_free(&r);
+    same_as_sort(dir, "-T nothere -S 1M big", "-T nothere -S 1M big");
+    same_as_sort(dir, "-T 'no where' -S 1M big", "-T 'no where' -S 1M big");
+    r = gm(dir, "-T nothere -S 1M big");
+    cr_assert_str_eq(r.err, "gpumerge: cannot create temporary file in 'nothere': No such file "
+                            "or directory\n");
+    cmd_free(&r);
+    free(dir);
+}
