@@ -583,7 +583,8 @@ Test(cli, gpu_choice_without_a_gpu)
 }
 
 /* Without a driver, --version answers at once: nothing of CUDA is loaded (no
- * engine library, no runtime), as for a small sort under auto. */
+ * engine library, no runtime), as for small sorts under auto or on the CPU;
+ * --device=gpu loads the engine, and a program copied without it says so. */
 Test(cli, no_cuda_loaded_without_need)
 {
     if (!built_with_cuda())
@@ -612,6 +613,19 @@ Test(cli, no_cuda_loaded_without_need)
                     "| grep -c 'calling init: .*gpumerge-cuda.so'");
     cr_expect_str_eq(r.out, "1\n", "--device=gpu did not load the engine");
     cmd_free(&r);
+    /* the program without its engine: the GPU is not usable, and says why */
+    if (access("/usr/local/lib/gpumerge/gpumerge-cuda.so", F_OK) != 0) {
+        r = run_sh(dir, "mkdir alone && cp \"$GPUMERGE\" alone/gpumerge && "
+                        "alone/gpumerge --device=gpu in3");
+        cr_expect_eq(r.status, 2, "%s", r.err);
+        cr_expect(strncmp(r.err, "gpumerge: no usable CUDA device: the CUDA engine "
+                                 "(gpumerge-cuda.so) is neither beside the program", 97) == 0,
+                  "%s", r.err);
+        cmd_free(&r);
+        r = run_sh(dir, "alone/gpumerge in3");
+        assert_result(&r, 0, "1\n2\n3\n", "");
+        cmd_free(&r);
+    }
     free(dir);
 }
 
