@@ -15,7 +15,8 @@
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
-#                        built), man page, bash completion
+#                        built), man page, bash completion, and in a CUDA build
+#                        the CUDA engine the binary loads (LIBDIR/gpumerge/)
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
@@ -34,6 +35,7 @@ VERSION := $(shell cat VERSION)
 CC       ?= cc
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
+LIBDIR   ?= $(PREFIX)/lib
 MANDIR   ?= $(PREFIX)/share/man
 INSTALL  ?= install
 BUILD    ?= build
@@ -60,7 +62,7 @@ GPU_ARCHS ?= 75 80 90
 # Ask nvcc where its toolkit is: /usr/local/bin/nvcc may be a wrapper script.
 CUDA_HOME := $(if $(NVCC),$(or $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 \
                | sed -n 's/^\#\$$ TOP=//p'),$(patsubst %/bin/nvcc,%,$(NVCC))))
-GM_NVFLAGS = -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
+GM_NVFLAGS = -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra,-fPIC \
              $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
              -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 # nvcc takes -D, -U and -I itself; CPPFLAGS' other words go to its host compiler.
@@ -91,16 +93,27 @@ CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The option parser (the CLI less its main), which tests and fuzz targets call.
 OPTIONS_OBJ = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+# The program's GPU engine: in a CUDA build a loader (cuda/gpu_load.c) that
+# loads the engine, CUDA_LIB (the .cu objects and the CUDA runtime, beside the
+# program), only when a run uses the GPU, so that every other run starts as a
+# CPU-only build does; the tests, gpumerge-mpi and the benchmarks link GPU_OBJ
+# themselves.
 ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
   TESTING_OBJ = $(BUILD)/cuda/testing_stub.o
   GPU_LIBS =
+  PROG_GPU_OBJ = $(GPU_OBJ)
+  PROG_LIBS =
+  CUDA_LIB =
   BUILD_KIND = CPU-only ($(if $(NVCC_FOUND),NVCC is empty: $(NVCC_FOUND) not used,no nvcc found); the GPU engine says 'built without CUDA')
   ENGINE     = CPU only (built without nvcc)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
   TESTING_OBJ = $(BUILD)/cuda/testing.o
   GPU_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  PROG_GPU_OBJ = $(BUILD)/cuda/gpu_load.o
+  PROG_LIBS = -ldl
+  CUDA_LIB = $(dir $(PROG))gpumerge-cuda.so
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
   ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
@@ -125,14 +138,28 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 .PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
         install-strip uninstall dist distcheck clean criterion openmpi FORCE
 
-all: $(PROG) $(MPI_PROG) $(BUILD)/man/gpumerge.1
+all: $(PROG) $(CUDA_LIB) $(MPI_PROG) $(BUILD)/man/gpumerge.1
 ifeq ($(MPICC),)
 	@echo "gpumerge-mpi not built: no mpicc (make openmpi installs Open MPI)"
 endif
 
-$(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
-	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+$(PROG): $(CLI_OBJ) $(CORE_OBJ) $(PROG_GPU_OBJ) | $(CUDA_LIB)
+	$(LINK.gm) -o $@ $^ $(PROG_LIBS) $(GM_LDLIBS) $(LDLIBS)
 	@echo "built ./$(PROG) $(BUILD_KIND)"
+
+# The CUDA engine the program loads (cuda/gpu_load.c): the GPU objects, the
+# status functions they call, and the CUDA runtime, bound to their own symbols.
+$(CUDA_LIB): $(GPU_OBJ) $(BUILD)/cuda/status.pic.o
+	$(LINK.gm) -shared -Wl,-Bsymbolic -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+
+$(BUILD)/cuda/status.pic.o: core/status.c
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -fPIC -c -o $@ $<
+
+# The loader looks beside the program, in ../lib/gpumerge, and in LIBDIR's.
+$(BUILD)/cuda/gpu_load.o: cuda/gpu_load.c
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -DGM_ENGINE_DIR='"$(LIBDIR)/gpumerge"' -c -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -385,6 +412,9 @@ install: $(PROG) $(BUILD)/man/gpumerge.1
 	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
+	@if [ -n "$(CUDA_LIB)" ]; then \
+	  $(INSTALL) -d $(DESTDIR)$(LIBDIR)/gpumerge && \
+	  $(INSTALL_PROGRAM) $(CUDA_LIB) $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so; fi
 
 # install with the programs stripped: the same rule, no second make (whose options,
 # -o among them, would not carry over)
@@ -394,7 +424,8 @@ install-strip: install
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
 	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
-	  $(DESTDIR)$(COMPLETIONS)/gpumerge
+	  $(DESTDIR)$(COMPLETIONS)/gpumerge $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so
+	@rmdir $(DESTDIR)$(LIBDIR)/gpumerge 2>/dev/null || true
 
 # ---------------------------------------------------------------- dist
 
@@ -419,6 +450,6 @@ distcheck: dist
 check: test
 
 clean:
-	rm -rf $(BUILD) gpumerge gpumerge-mpi build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) gpumerge gpumerge-mpi gpumerge-cuda.so build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

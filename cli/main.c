@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         gm_cli_usage(stdout);
         code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     } else if (cli.show_version) {
-        gm_cli_version(stdout);
+        gm_cli_version(stdout, &cli.config);
         code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     } else {
         cli.config.message = print_message;

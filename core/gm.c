@@ -86,6 +86,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
         return rc;
     tune_malloc();
     gm_fill_std_fds();
+    gm_engine_choose(cfg);
     gm_stream_stats stats;
     memset(&stats, 0, sizeof stats);
     double streaming = gm_now();

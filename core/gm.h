@@ -49,6 +49,8 @@ typedef struct gm_config {
     int zero_terminated;/* -z: lines end with NUL, not newline */
     gm_device device;   /* --device */
     gm_kernel kernel;   /* --kernel */
+    int gpu;            /* --gpu=N: the CUDA device, numbered from 0 among those
+                           CUDA_VISIBLE_DEVICES leaves; 0 by default */
     const char *output; /* -o FILE, or NULL for standard output */
     size_t buffer_size; /* -S: memory budget in bytes; 0 = chosen from the machine */
     const char *tmpdir; /* -T: temporary files; NULL = $TMPDIR, else /tmp */
@@ -71,6 +73,13 @@ typedef struct gm_config {
  * st) when an input is not sorted. names are file names, "-" meaning standard
  * input; no names means standard input. */
 int gm_run(gm_op op, const gm_config *cfg, char *const *names, int nnames, gm_status *st);
+
+/* The device cfg->gpu names, in words for --version: "N: NAME (compute capability
+ * X.Y, ...)", or why none is usable ("no usable CUDA device: no NVIDIA driver
+ * loaded", with no CUDA call then; "none: built without CUDA"; "--gpu=N: no such
+ * CUDA device: ..."). Starts CUDA where a driver is loaded, and ends it before
+ * returning. Returns GM_OK when the device is usable, else the probe's code. */
+int gm_device_describe(const gm_config *cfg, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -215,7 +215,7 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
             return GM_OK;
         }
         if (errno != EINTR)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(errno));
+            return gm_fail(st, GM_EIO, "read failed: %s: %s", s->shown, strerror(errno));
     }
 }
 

@@ -85,6 +85,10 @@ static int size_chunk(struct stream *s, struct sorter *so, const gm_input *in, g
     double per_byte = (double)kb->n / (double)in->bytes;
     int64_t block = (int64_t)s->plan->sort_block;
     int64_t want = (int64_t)(per_byte * 1.05 * (double)s->plan->total_bytes) + block;
+    /* no more keys than the inputs have lines: a small input gets a small buffer */
+    int64_t most = s->plan->total_bytes / 2 + 1;
+    if (want > most)
+        want = most;
     if (want > kb->limit)
         want = kb->limit;
     return want > kb->cap ? gm_keybuf_reserve(kb, want - kb->n, kb->width, st) : GM_OK;

@@ -135,7 +135,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             gm_status probe;
             if (gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK) {
                 /* no GPU after all: stop reading (the pipe may never end) */
-                if (cfg->device == GM_DEVICE_GPU)
+                if (cfg->device == GM_DEVICE_GPU || probe.code == GM_EUSAGE)
                     *st = probe;
                 else
                     gm_fail(st, GM_ETEXT, "auto: %s", probe.msg);
@@ -151,7 +151,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
-                rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
+                rc = gm_fail(st, GM_EIO, "read failed: %s: %s", ins[i].shown, strerror(errno));
                 break;
             }
             if (got == 0)
@@ -280,7 +280,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     gm_trace_pop();
     stats->startup_wait += gm_now() - w0;
     if (rc) {
-        if (cfg->device == GM_DEVICE_GPU)
+        if (cfg->device == GM_DEVICE_GPU || rc == GM_EUSAGE) /* --gpu=N: no such device */
             return rc;
         gm_report_fact(cfg, "text", "not taken: auto: %s", st->msg);
         return GM_ETEXT;

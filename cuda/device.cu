@@ -1,6 +1,7 @@
 /*
- * device.cu - device management: the probe that finds the device and creates its
- * context (and says in words why there is none), run in the caller's thread or
+ * device.cu - device management: the probe that finds the chosen device (--gpu,
+ * among those CUDA_VISIBLE_DEVICES leaves) and creates its context (and says in
+ * words why there is none), run in the caller's thread or
  * started early in a thread of its own (the warm start), the context's teardown,
  * the mapping of CUDA errors to statuses, the check that a job fits in device
  * memory, and the device facts the launchers read.
@@ -43,6 +44,7 @@ bool gm_dependent_launches()
 /* ------------------------------------------------------------------ probe */
 
 static int probe_rc;
+static int probe_index; /* gm_gpu_select's choice */
 static gm_gpu_info probe_info;
 static char probe_msg[512];
 static std::atomic<bool> probe_finished{ false };
@@ -87,6 +89,20 @@ static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_
     default:
         snprintf(buf, size, "%s", cudaGetErrorString(err));
     }
+}
+
+/* --gpu=N past the devices CUDA sees: a usage error, named with what there is. */
+static void no_such_device(int count)
+{
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    char which[160] = "";
+    if (visible)
+        snprintf(which, sizeof which, " (CUDA_VISIBLE_DEVICES=%.100s)", visible);
+    snprintf(probe_msg, sizeof probe_msg,
+             "--gpu=%d: no such CUDA device: %d visible%s, numbered from 0", probe_index, count,
+             which);
+    snprintf(probe_info.detail, sizeof probe_info.detail, "%d CUDA devices", count);
+    probe_rc = GM_EUSAGE;
 }
 
 /* How many more descriptors open(2) may hand out: RLIMIT_NOFILE less those open
@@ -137,10 +153,17 @@ static void probe_device()
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;
+    if (err == cudaSuccess && probe_index >= count) {
+        no_such_device(count);
+        probe_info.seconds = host_seconds() - began;
+        probe_finished = true;
+        gm_trace_pop();
+        return;
+    }
     if (err == cudaSuccess)
-        err = cudaSetDevice(0);
+        err = cudaSetDevice(probe_index);
     if (err == cudaSuccess)
-        err = cudaGetDeviceProperties(&prop, 0);
+        err = cudaGetDeviceProperties(&prop, probe_index);
     have_prop = err == cudaSuccess;
     if (err == cudaSuccess)
         err = cudaFree(0); /* creates the context */
@@ -156,6 +179,7 @@ static void probe_device()
         probe_rc = GM_ENODEV;
     } else {
         snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
+        probe_info.index = probe_index;
         probe_info.sm_count = prop.multiProcessorCount;
         probe_info.cc_major = prop.major;
         probe_info.cc_minor = prop.minor;
@@ -178,8 +202,19 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (info)
         *info = probe_info;
     if (probe_rc != GM_OK)
-        return gm_fail(st, GM_ENODEV, "%s", probe_msg);
+        return gm_fail(st, (gm_code)probe_rc, "%s", probe_msg);
     return GM_OK;
+}
+
+extern "C" void gm_gpu_select(int index)
+{
+    if (!gm_cuda_touched && index >= 0)
+        probe_index = index;
+}
+
+extern "C" int gm_gpu_built(void)
+{
+    return 1;
 }
 
 extern "C" int gm_gpu_driver_loaded(void)
@@ -238,7 +273,7 @@ static void tear_down()
         return;
     double a = host_seconds();
     gm_trace_push("cuda teardown");
-    if (cudaSetDevice(0) == cudaSuccess)
+    if (cudaSetDevice(probe_index) == cudaSuccess)
         cudaDeviceReset();
     gm_trace_pop();
     teardown_took = host_seconds() - a;

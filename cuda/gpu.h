@@ -23,6 +23,7 @@ typedef struct gm_gpu_info {
     char name[256];
     int sm_count;
     int cc_major, cc_minor;
+    int index;        /* the device's number among those CUDA sees */
     size_t free_bytes, total_bytes;
     char detail[256]; /* after a failed probe: the CUDA error behind the message, by
                          name and CUDA's own words (for -v); else empty */
@@ -44,13 +45,24 @@ typedef struct gm_gpu_times {
  * keeps this many free beside its fan-in while the GPU may start. */
 #define GM_GPU_START_FDS 34
 
-/* Finds a usable CUDA device and creates its context (once a process; later calls
- * return what the first found). Returns GM_OK, or GM_ENODEV with the reason in
+/* Finds the chosen CUDA device (gm_gpu_select) and creates its context (once a
+ * process; later calls return what the first found). Returns GM_OK, GM_EUSAGE when
+ * the chosen index names no device, or GM_ENODEV with the reason in
  * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
  * device", "...: built without CUDA", "...: N file descriptors free, CUDA's
  * start-up needs 34 (ulimit -n)", ...). info, if not null, is filled in either
  * way (all zero but detail after a failure). */
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
+
+/* Chooses the device the probe takes: index among the devices CUDA sees (those
+ * CUDA_VISIBLE_DEVICES leaves, numbered from 0), 0 unless chosen. Has no effect
+ * once the probe has begun. An index with no device makes the probe fail with
+ * GM_EUSAGE ("--gpu=N: no such CUDA device: ..."), which --device=auto reports
+ * as an error rather than falling back to the CPU. */
+void gm_gpu_select(int index);
+
+/* Whether this build has the CUDA engine (0 in the stub): no CUDA call. */
+int gm_gpu_built(void);
 
 /* Starts the probe (and so the CUDA context) in a background thread and returns at
  * once, so that start-up overlaps the caller's own work (reading the input); the

@@ -199,7 +199,7 @@ static int copy_one(gm_mpi *m, const gm_mpi_input *in, int64_t a, int64_t b, int
             err = gm_pread_all(in->fd, &last, 1, b - 1 - in->base);
         if (err)
             return err < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", in->shown)
-                           : gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(err));
+                           : gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
         *w += n;
         if (last != (unsigned char)m->ks->eol) {
             if (pwrite(fd, &m->ks->eol, 1, (off_t)*w) != 1)

@@ -66,17 +66,19 @@ Test(package, version_in_coreutils_shape)
     int n = 0;
     for (char *line = strtok(r.out, "\n"); line && n < 8; line = strtok(NULL, "\n"))
         lines[n++] = line;
-    cr_assert_eq(n, 6, "--version has %d lines", n);
+    cr_assert_eq(n, 7, "--version has %d lines", n);
     char first[128];
     snprintf(first, sizeof first, "gpumerge %s", v);
     cr_expect_str_eq(lines[0], first, "the name and VERSION's version");
     cr_expect(strcmp(lines[1], "engine: CPU only (built without nvcc)") == 0 ||
                   (strncmp(lines[1], "engine: CUDA ", 13) == 0 && strstr(lines[1], "sm_")),
               "%s", lines[1]);
-    cr_expect(strncmp(lines[2], "Copyright (C) 20", 16) == 0, "%s", lines[2]);
-    cr_expect_str_eq(lines[3], "License MIT: <https://opensource.org/licenses/MIT>.");
-    cr_expect_str_eq(lines[4], "This is free software: you are free to change and redistribute it.");
-    cr_expect_str_eq(lines[5], "There is NO WARRANTY, to the extent permitted by law.");
+    /* the device, or why there is none (test_cli checks the words) */
+    cr_expect(strncmp(lines[2], "device: ", 8) == 0, "%s", lines[2]);
+    cr_expect(strncmp(lines[3], "Copyright (C) 20", 16) == 0, "%s", lines[3]);
+    cr_expect_str_eq(lines[4], "License MIT: <https://opensource.org/licenses/MIT>.");
+    cr_expect_str_eq(lines[5], "This is free software: you are free to change and redistribute it.");
+    cr_expect_str_eq(lines[6], "There is NO WARRANTY, to the extent permitted by law.");
     cmd_free(&r);
     /* the licence the text names is the one shipped */
     char *lic = path_in(root, "LICENSE");
@@ -322,6 +324,10 @@ Test(package, bash_completion)
         { "gpumerge --device = gpu \"\"", FIRST },
         { "gpumerge --device=gpu \"\"", FIRST },
         { "gpumerge --device gpu \"\"", FIRST },
+        { "gpumerge --gp", "--gpu=\n" },
+        { "gpumerge --gpu 1 \"\"", FIRST },
+        { "gpumerge --gpu = 1 \"\"", FIRST },
+        { "gpumerge --gpu \"\"", "\n" },
         { "gpumerge --check = quiet \"\"", FIRST },
         { "gpumerge -k 2,2 \"\"", FIRST },
         { "gpumerge -nk 2 \"\"", FIRST },
