@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "../cuda/gpu.h"
 #include "cleanup.h"
 #include "engine.h"
 #include "gm.h"
@@ -92,14 +93,13 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     double streaming = gm_now();
     gm_progress_begin(cfg, c);
     const char *why = records_reason(c, cfg);
-    if (why) { /* --device=gpu without a usable GPU fails here too */
+    int gpu_records = why && gm_records_gpu_takes(c, cfg->keyspec);
+    if (why) { /* --device=gpu without a usable GPU fails here too: at once where the
+                  records path never sorts on the GPU, else at the first chunk's sort,
+                  CUDA's start-up overlapping the reading meanwhile */
         int done = 0;
-        rc = cfg->device == GM_DEVICE_GPU ? gm_engine_prepare(cfg, 1, &done, st) : GM_OK;
-        if (!rc && cfg->device == GM_DEVICE_GPU)
-            gm_report_fact(cfg, "device", "%s", gm_records_gpu_takes(c, cfg->keyspec)
-                               ? "gpu (records: each chunk's sort)"
-                               : "cpu (the GPU sorts integer keys, and records' chunks when "
-                                 "the first key is not -g's)");
+        rc = cfg->device == GM_DEVICE_GPU ? gm_engine_prepare(cfg, !gpu_records, &done, st)
+                                          : GM_OK;
     }
     /* The run's numbers, once, before any work (after CUDA's start-up where the
      * records path waits for it: the descriptors free are those it leaves). */
@@ -108,9 +108,17 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     char path[160];
     if (why) {
         snprintf(path, sizeof path, "records (%s)", why);
-        snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
-                 ? "the GPU sorts integer keys; records are sorted on the CPU"
-                 : "the records path runs on the CPU");
+        if (cfg->device == GM_DEVICE_GPU && gpu_records)
+            snprintf(plan.engine, sizeof plan.engine, "gpu (--device=gpu: each chunk's sort; "
+                     "merges of runs on the CPU)");
+        else if (cfg->device == GM_DEVICE_AUTO && gpu_records && gm_gpu_driver_loaded())
+            snprintf(plan.engine, sizeof plan.engine, "auto (a chunk of %d MiB or more on the "
+                     "GPU where a driver is loaded, else the CPU)", GM_RECORDS_GPU_MIN_MIB);
+        else
+            snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
+                     ? "the GPU sorts integer keys, and records' chunks when the first key is "
+                       "not -g's"
+                     : "the records path runs on the CPU");
     } else {
         snprintf(path, sizeof path, "integer keys (%s)", cfg->strict ? "--strict"
                  : "every line a canonical integer, by the whole line's -n");

@@ -30,11 +30,7 @@
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
 
-/* The cost constant of --device=auto: the GPU sorts a chunk of at least this
- * many bytes of text (and is started when the inputs have as many), below it
- * the CPU's sort ends first, CUDA's start-up counted. Set from bench/records.sh's
- * timings of --device=gpu against --device=cpu. */
-#define GM_RECORDS_GPU_MIN_BYTES ((size_t)512 << 20)
+#define GM_RECORDS_GPU_MIN_BYTES ((size_t)GM_RECORDS_GPU_MIN_MIB << 20)
 
 /* For the tests only: the size of the blocks a sort reads (0: from the budget). */
 static size_t test_block;
@@ -138,6 +134,9 @@ static int gpu_sort(struct chunk *c, struct rec_run *r, gm_status *st)
                                 .copy = pool_copy, .copy_ctx = r };
             rc = gm_recgpu_sort(&j, &c->recs, st);
             r->gpu_device += j.device;
+            r->gpu_h2d += j.times.h2d;
+            r->gpu_kernel += j.times.kernel;
+            r->gpu_d2h += j.times.d2h;
             r->gpu_ties += j.ties;
         }
         if (!rc) {

@@ -240,9 +240,10 @@ static void say_run(const struct rec_run *r, double started)
         gm_report_row(cfg, "read", r->read, "files read, pipes waited for");
         gm_report_row(cfg, "parse", r->split, "lines split, keys found");
         if (r->gpu_chunks)
-            gm_report_row(cfg, "sort", r->sort, "%d chunk%s sorted on the GPU (device %.3f s, "
-                          "ties on the CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
-                          r->gpu_device, r->gpu_ties);
+            gm_report_row(cfg, "sort", r->sort, "%d chunk%s sorted on the GPU (device %.3f s: "
+                          "host to device %.3f, kernels %.3f, device to host %.3f; ties on the "
+                          "CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
+                          r->gpu_device, r->gpu_h2d, r->gpu_kernel, r->gpu_d2h, r->gpu_ties);
         else
             gm_report_row(cfg, "sort", r->sort, "chunks sorted on %d thread%s", r->nthreads,
                           r->nthreads == 1 ? "" : "s");

@@ -37,6 +37,7 @@ struct rec_run {
     int gpu;                      /* the sort keeps chunks as text for the GPU (recchunk.c) */
     int gpu_chunks;               /* for -v: chunks sorted on the GPU, */
     double gpu_device, gpu_ties;  /* seconds in the device's calls and the ties after */
+    double gpu_h2d, gpu_kernel, gpu_d2h; /* within the calls: copies and kernels */
     int gpu_said;                 /* -v has said why a chunk went to the CPU */
 };
 

@@ -140,6 +140,35 @@ int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy
     return GM_OK;
 }
 
+int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
+                     void *ctx, gm_status *st)
+{
+    const size_t piece = stage_piece();
+    const size_t npieces = (len + piece - 1) / piece;
+    char *h = (char *)host;
+    const char *d = (const char *)dev;
+    /* piece p moves through buffer p % RING while piece p - 1 is copied out */
+    for (size_t p = 0; p <= npieces; p++) {
+        if (p < npieces) {
+            const int i = (int)(p % RING);
+            const size_t off = p * piece, n = len - off < piece ? len - off : piece;
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            GM_CUDA(cudaMemcpyAsync(ring.buf[i], d + off, n, cudaMemcpyDeviceToHost, j.s), st);
+            GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
+        }
+        if (p > 0) {
+            const int i = (int)((p - 1) % RING);
+            const size_t off = (p - 1) * piece, n = len - off < piece ? len - off : piece;
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            if (copy)
+                copy(ctx, h + off, ring.buf[i], n);
+            else
+                memcpy(h + off, ring.buf[i], n);
+        }
+    }
+    return GM_OK;
+}
+
 int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
 {
     return text_upload_at(j, 0, host, j.len, copy, ctx, st);
