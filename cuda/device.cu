@@ -20,7 +20,7 @@
 #include "device.cuh"
 #include "kernels.cuh"
 
-device_facts gm_device;
+device_facts gm_facts;
 gm_gpu_choices gm_forced;
 
 int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
@@ -37,7 +37,7 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
 
 bool gm_dependent_launches()
 {
-    return gm_device.dependent_launch && !gm_forced.serial_launches;
+    return gm_facts.dependent_launch && !gm_forced.serial_launches;
 }
 
 /* ------------------------------------------------------------------ probe */
@@ -160,11 +160,11 @@ static void probe_device()
         probe_info.cc_major = prop.major;
         probe_info.cc_minor = prop.minor;
         cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
-        gm_device.sm_count = prop.multiProcessorCount;
-        gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
-        gm_device.dependent_launch = prop.major >= 9;
-        gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
-        gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
+        gm_facts.sm_count = prop.multiProcessorCount;
+        gm_facts.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
+        gm_facts.dependent_launch = prop.major >= 9;
+        gm_facts.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+        gm_facts.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
     }
     probe_info.seconds = host_seconds() - began;
@@ -180,6 +180,18 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (probe_rc != GM_OK)
         return gm_fail(st, GM_ENODEV, "%s", probe_msg);
     return GM_OK;
+}
+
+int gm_gpu_probe_here(gm_status *st)
+{
+    int dev = 0;
+    bool had = cudaGetDevice(&dev) == cudaSuccess;
+    if (!had)
+        cudaGetLastError();
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc == GM_OK && had)
+        GM_CUDA(cudaSetDevice(dev), st);
+    return rc;
 }
 
 extern "C" int gm_gpu_driver_loaded(void)

@@ -23,7 +23,7 @@ struct device_facts {
     bool dependent_launch;         /* programmatic dependent launches: sm_90 and later */
     int circular_blocks_per_sm[2]; /* resident circular blocks, int32 and int64 keys */
 };
-extern device_facts gm_device;
+extern device_facts gm_facts;
 
 /* The choices forced by the tests (testing.h): all zero in the shipped binary. */
 extern gm_gpu_choices gm_forced;
@@ -61,6 +61,10 @@ struct trace_range {
     trace_range(const trace_range &) = delete;
     trace_range &operator=(const trace_range &) = delete;
 };
+
+/* gm_gpu_probe for a call on the caller's device pointers: the probe makes device
+ * 0 current in the thread it runs in; the calling thread's current device is kept. */
+int gm_gpu_probe_here(gm_status *st);
 
 /* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
 int check_fits(size_t need, gm_status *st);

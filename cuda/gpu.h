@@ -99,6 +99,20 @@ int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
 int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
 
+/* The library's calls on device memory (gm_sort_device, gm_merge_device in
+ * include/gpumerge.h): keys already on the device current in the calling thread,
+ * the work ordered on stream (a cudaStream_t; NULL the default stream) and waited
+ * for. gm_gpu_sort_device sorts the n keys at keys in place; gm_gpu_merge_device
+ * merges the k sorted device arrays arrays[i] of lens[i] keys into out (stable:
+ * the earlier array first on ties). With unique only the first of equal keys is
+ * kept; *n_out gets the keys written. Both copy the keys into buffers of their own
+ * (about twice the keys) and back. Same returns as gm_gpu_merge. */
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st);
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st);
+
 /* The text path of a sort: the input's text goes to the device whole, is parsed
  * there (the grammar of core/input.h: [blanks][+|-]digits[blanks][\r] lines ending
  * with eol, blank lines skipped, the last line's eol optional, int32 keys while
