@@ -269,7 +269,8 @@ pkgconfig:
 # The library's suite (tests/test_lib.c) sees the library as its users do: made
 # install puts it in LIB_ROOT (a PREFIX under the build), and the suite takes its
 # header and flags from pkg-config there; test_lib links it shared (found by an
-# rpath), test_lib_static the archive.
+# rpath), test_lib_static the archive. The programs the suite builds against it use
+# this build's compiler and sanitizers (GM_TEST_CC).
 LIB_ROOT = $(abspath $(BUILD))/tests/libroot
 LIB_PKG  = PKG_CONFIG_PATH=$(LIB_ROOT)/lib/pkgconfig pkg-config
 $(LIB_ROOT)/installed: $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $(LIB_A) $(LIB_SO) \
@@ -282,7 +283,8 @@ $(LIB_ROOT)/installed: $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $
 
 $(BUILD)/tests/test_lib.o: tests/test_lib.c tests/helpers.h $(LIB_ROOT)/installed | criterion
 	@mkdir -p $(dir $@)
-	$(COMPILE.gm) -DGM_TEST_LIB_ROOT='"$(LIB_ROOT)"' $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
+	$(COMPILE.gm) -DGM_TEST_LIB_ROOT='"$(LIB_ROOT)"' -DGM_TEST_CC='"$(CC) $(SANFLAGS)"' \
+	  $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
 
 $(BUILD)/tests/test_lib: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers.o
 	$(LINK.gm) -o $@ $^ -Wl,-rpath,$(LIB_ROOT)/lib $$($(LIB_PKG) --libs gpumerge) -lcriterion \

@@ -26,6 +26,9 @@
 #ifndef GM_TEST_LIB_ROOT
 #error "the Makefile passes the library's install prefix as GM_TEST_LIB_ROOT"
 #endif
+#ifndef GM_TEST_CC /* the build's compiler and sanitizer flags */
+#define GM_TEST_CC "cc"
+#endif
 
 /* The CUDA runtime's calls the device-pointer cases use, resolved only where the
  * test links the runtime (a static link of a CUDA build). */
@@ -475,17 +478,18 @@ Test(lib, installed_files_names_and_exports)
     free(mod), free(libs), free(cflags), free(priv), free(v);
 }
 
-/* Compiles (and, with run, links and runs) a program with the installed library's
- * flags; returns its result. */
-static cmd_result build_with(const char *compiler, const char *source, const char *flags,
-                             int run)
+/* Compiles, links and runs a program with the installed library's flags (cc: the
+ * build's compiler; else c++ with the build's sanitizer flags); returns its result. */
+static cmd_result build_with(const char *compiler, const char *source, const char *flags)
 {
     char *dir = scratch_dir(), *cmd;
+    const char *cc = GM_TEST_CC, *san = strchr(cc, ' ');
     if (asprintf(&cmd,
-                 "%s %s '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs "
-                 "gpumerge) -Wl,-rpath,'%s/lib' -o '%s/prog'%s%s",
-                 compiler, flags, source, GM_TEST_LIB_ROOT, GM_TEST_LIB_ROOT, dir,
-                 run ? " && " : "", run ? "./prog" : "") < 0)
+                 "%s%s %s '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs "
+                 "gpumerge) -Wl,-rpath,'%s/lib' -o '%s/prog' && ./prog",
+                 strcmp(compiler, "cc") == 0 ? cc : compiler,
+                 strcmp(compiler, "cc") == 0 || !san ? "" : san, flags, source, GM_TEST_LIB_ROOT,
+                 GM_TEST_LIB_ROOT, dir) < 0)
         abort();
     cmd_result r = run_sh(dir, cmd);
     free(cmd), free(dir);
@@ -498,7 +502,7 @@ Test(lib, the_header_alone_in_c_and_cpp, .timeout = 60)
     write_text(c, "#include <gpumerge.h>\n"
                   "int main(void) { gm_options o = { GM_DEVICE_CPU, 0, 0, 0, 0, { 0 } };\n"
                   "  int32_t k[2] = { 2, 1 }; return gm_sort(k, 2, GM_I32, &o, 0, 0) || k[0] != 1; }\n");
-    cmd_result r = build_with("cc", c, "-std=c99 -pedantic -Wall -Wextra -Werror", 1);
+    cmd_result r = build_with("cc", c, "-std=c99 -pedantic -Wall -Wextra -Werror");
     cr_expect_eq(r.status, 0, "C99: %s%s", r.out, r.err);
     cmd_free(&r);
     if (system("command -v c++ >/dev/null") == 0) {
@@ -507,7 +511,7 @@ Test(lib, the_header_alone_in_c_and_cpp, .timeout = 60)
                        "int main() { int64_t k[3] = { 3, 1, 2 }; size_t n = 0;\n"
                        "  gm_options o = {}; o.unique = 1; gm_status st;\n"
                        "  return gm_sort(k, 3, GM_I64, &o, &n, &st) != GM_OK || n != 3 || k[2] != 3; }\n");
-        r = build_with("c++", cc, "-Wall -Wextra -Werror", 1);
+        r = build_with("c++", cc, "-Wall -Wextra -Werror");
         cr_expect_eq(r.status, 0, "C++: %s%s", r.out, r.err);
         cmd_free(&r);
         free(cc);
@@ -521,7 +525,7 @@ Test(lib, the_readme_example_builds_and_runs, .timeout = 60)
     char *src;
     if (asprintf(&src, "%s/../examples/example.c", t && *t ? t : "testdata") < 0)
         abort();
-    cmd_result r = build_with("cc", src, "-Wall -Wextra -Werror", 1);
+    cmd_result r = build_with("cc", src, "-Wall -Wextra -Werror");
     cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
     cr_expect_str_eq(r.out, "sorted: -7 0 3 3 42\nmerged: 1 2 3 4 5 6 7 8 9\n");
     cmd_free(&r);
