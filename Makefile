@@ -111,7 +111,7 @@ ifeq ($(NVCC),)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
   TESTING_OBJ = $(BUILD)/cuda/testing.o
-  GPU_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  GPU_LIBS = -L$(abspath $(CUDA_HOME)/lib64) -lcudart_static -ldl -lrt -lstdc++
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
   ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU

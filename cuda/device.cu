@@ -137,6 +137,9 @@ static void probe_device()
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;
+    int callers = 0; /* the device current in the probing thread, made current again */
+    if (err == cudaSuccess && cudaGetDevice(&callers) != cudaSuccess)
+        callers = 0;
     if (err == cudaSuccess)
         err = cudaSetDevice(0);
     if (err == cudaSuccess)
@@ -166,6 +169,8 @@ static void probe_device()
         gm_facts.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
         gm_facts.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
+        if (callers != 0 && cudaSetDevice(callers) != cudaSuccess)
+            cudaGetLastError(); /* a library's caller keeps its device */
     }
     probe_info.seconds = host_seconds() - began;
     probe_finished = true;
@@ -180,18 +185,6 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (probe_rc != GM_OK)
         return gm_fail(st, GM_ENODEV, "%s", probe_msg);
     return GM_OK;
-}
-
-int gm_gpu_probe_here(gm_status *st)
-{
-    int dev = 0;
-    bool had = cudaGetDevice(&dev) == cudaSuccess;
-    if (!had)
-        cudaGetLastError();
-    int rc = gm_gpu_probe(nullptr, st);
-    if (rc == GM_OK && had)
-        GM_CUDA(cudaSetDevice(dev), st);
-    return rc;
 }
 
 extern "C" int gm_gpu_driver_loaded(void)

@@ -62,10 +62,6 @@ struct trace_range {
     trace_range &operator=(const trace_range &) = delete;
 };
 
-/* gm_gpu_probe for a call on the caller's device pointers: the probe makes device
- * 0 current in the thread it runs in; the calling thread's current device is kept. */
-int gm_gpu_probe_here(gm_status *st);
-
 /* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
 int check_fits(size_t need, gm_status *st);
 

@@ -44,7 +44,8 @@ typedef struct gm_gpu_times {
 #define GM_GPU_START_FDS 34
 
 /* Finds a usable CUDA device and creates its context (once a process; later calls
- * return what the first found). Returns GM_OK, or GM_ENODEV with the reason in
+ * return what the first found): device 0, whose facts tune the kernels; the probing
+ * thread's current device is made current again (a library caller's choice). Returns GM_OK, or GM_ENODEV with the reason in
  * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
  * device", "...: built without CUDA", "...: N file descriptors free, CUDA's
  * start-up needs 34 (ulimit -n)", ...). info, if not null, is filled in either

@@ -206,7 +206,7 @@ extern "C" int gm_gpu_merge_device(const void *const *arrays, const int64_t *len
                                    gm_width width, void *out, int reverse, int unique,
                                    int64_t *n_out, void *stream, gm_status *st)
 {
-    int rc = gm_gpu_probe_here(st);
+    int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
     cudaStream_t s = (cudaStream_t)stream;

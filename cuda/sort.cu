@@ -195,7 +195,7 @@ static int sort_device_keys(K *keys, int64_t n, int reverse, int unique, int64_t
 extern "C" int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse,
                                   int unique, int64_t *n_out, void *stream, gm_status *st)
 {
-    int rc = gm_gpu_probe_here(st);
+    int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
     cudaStream_t s = (cudaStream_t)stream;
