@@ -17,6 +17,7 @@
 
 #include "../cuda/gpu.h"
 #include "engine.h"
+#include "pages.h"
 #include "util.h"
 
 /* Keys a task of the merge's gather-and-check pass takes. */
@@ -123,11 +124,12 @@ static size_t keep_unique(void *keys, size_t n, gm_width width)
 }
 
 /* After the engine ran on keys (*scratch its partner, perhaps swapped with it):
- * the result moved to home when it ended in the scratch, the other buffer freed. */
-static void settle(gm_keys *keys, void *home, void *scratch)
+ * the result copied home (on nthreads threads) when it ended in the scratch, the
+ * other buffer freed. */
+static void settle(gm_keys *keys, void *home, void *scratch, int nthreads)
 {
     if (keys->data != home) {
-        memcpy(home, keys->data, (size_t)keys->n * (size_t)keys->width);
+        gm_pages_copy(home, keys->data, (size_t)keys->n * (size_t)keys->width, nthreads);
         free(keys->data);
         keys->data = home;
     } else {
@@ -153,8 +155,9 @@ int gm_sort(void *keys, size_t n, gm_width width, const gm_options *opt, size_t 
     if (!scratch)
         return GM_ENOMEM;
     gm_engine_report rep;
-    rc = gm_engine_run(&cfg, GM_OP_SORT, &k, &scratch, NULL, 0, threads_of(opt), &rep, st);
-    settle(&k, keys, scratch);
+    int nthreads = threads_of(opt);
+    rc = gm_engine_run(&cfg, GM_OP_SORT, &k, &scratch, NULL, 0, nthreads, &rep, st);
+    settle(&k, keys, scratch, nthreads);
     if (rc)
         return rc;
     size_t kept = (size_t)k.n;
@@ -306,7 +309,7 @@ static int merge_gathered(const gm_config *cfg, const size_t *lens, size_t k, gm
     gm_keys keys = { out, (int64_t)n, width };
     gm_engine_report rep;
     int rc = gm_engine_run(cfg, GM_OP_MERGE, &keys, &scratch, offsets, nruns, nthreads, &rep, st);
-    settle(&keys, out, scratch);
+    settle(&keys, out, scratch, nthreads);
     free(offsets);
     return rc;
 }

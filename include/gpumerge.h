@@ -86,9 +86,9 @@ int gm_sort(void *keys, size_t n, gm_width width, const gm_options *opt, size_t 
 /* Merges the k arrays arrays[0..k-1] of lens[0..k-1] keys of width, each sorted
  * in opt's order, into out (room for the sum of lens keys, overlapping no input).
  * Stable: of equal keys, the earlier array's come first. An array out of order
- * fails with GM_EINPUT naming it and the index, before out is written. k may be
- * 0; arrays may be empty (their pointers then may be NULL). *n_out (when n_out is
- * not NULL) gets the keys written: fewer with unique. */
+ * fails with GM_EINPUT naming it, the index and the keys (out then holds no
+ * result). k may be 0; arrays may be empty (their pointers then may be NULL).
+ * *n_out (when n_out is not NULL) gets the keys written: fewer with unique. */
 int gm_merge(const void *const *arrays, const size_t *lens, size_t k, gm_width width,
              void *out, const gm_options *opt, size_t *n_out, gm_status *st);
 
