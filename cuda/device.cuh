@@ -62,6 +62,27 @@ struct trace_range {
     trace_range &operator=(const trace_range &) = delete;
 };
 
+/* Makes the probed device (0) current in the calling thread for a scope, and the
+ * thread's own device current again after it: a library caller may have chosen
+ * another device for its own work. */
+struct on_probed_device {
+    int callers = 0;
+    bool changed = false;
+    on_probed_device()
+    {
+        if (cudaGetDevice(&callers) == cudaSuccess && callers != 0)
+            changed = cudaSetDevice(0) == cudaSuccess;
+        cudaGetLastError();
+    }
+    ~on_probed_device()
+    {
+        if (changed)
+            cudaSetDevice(callers);
+    }
+    on_probed_device(const on_probed_device &) = delete;
+    on_probed_device &operator=(const on_probed_device &) = delete;
+};
+
 /* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */
 int check_fits(size_t need, gm_status *st);
 

@@ -101,7 +101,8 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
 
 /* The library's calls on device memory (gm_sort_device, gm_merge_device in
- * include/gpumerge.h): keys already on the device current in the calling thread,
+ * include/gpumerge.h): keys already on device 0 (made current for the call, the
+ * calling thread's own device current again after it),
  * the work ordered on stream (a cudaStream_t; NULL the default stream) and waited
  * for. gm_gpu_sort_device sorts the n keys at keys in place; gm_gpu_merge_device
  * merges the k sorted device arrays arrays[i] of lens[i] keys into out (stable:

@@ -149,6 +149,7 @@ extern "C" int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, in
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     memset(times, 0, sizeof *times);
     gm_kernel used = kernel == GM_KERNEL_AUTO ? auto_kernel(keys->n) : kernel;
     times->kernel_used = used;
@@ -167,10 +168,12 @@ static int merge_device_keys(const void *const *arrays, const int64_t *lens, int
                              int reverse, int unique, int64_t *n_out, cudaStream_t s,
                              gm_status *st)
 {
-    std::vector<int64_t> bounds(1, 0);
+    std::vector<int64_t> bounds(1, 0); /* the non-empty arrays' places in the gather */
     for (int i = 0; i < k; i++)
-        bounds.push_back(bounds.back() + lens[i]);
-    int64_t n = bounds.back(), ncor = coranks_needed<K>(n, k), nmeta = 4 * (int64_t)k + 8;
+        if (lens[i] > 0)
+            bounds.push_back(bounds.back() + lens[i]);
+    int64_t runs = (int64_t)bounds.size() - 1, n = bounds.back();
+    int64_t ncor = coranks_needed<K>(n, runs), nmeta = 4 * runs + 8;
     *n_out = n;
     if (n == 0)
         return GM_OK;
@@ -181,9 +184,9 @@ static int merge_device_keys(const void *const *arrays, const int64_t *lens, int
     if (rc || (rc = mem.alloc(&keys, (size_t)n, st)) || (rc = mem.alloc(&other, (size_t)n, st)) ||
         (rc = mem.alloc(&coranks, (size_t)ncor, st)) || (rc = mem.alloc(&d_meta, (size_t)nmeta, st)))
         return rc;
-    for (int i = 0; i < k; i++)
+    for (int i = 0, r = 0; i < k; i++)
         if (lens[i] > 0)
-            GM_CUDA(cudaMemcpyAsync(keys + bounds[i], arrays[i], (size_t)lens[i] * sizeof(K),
+            GM_CUDA(cudaMemcpyAsync(keys + bounds[r++], arrays[i], (size_t)lens[i] * sizeof(K),
                                     cudaMemcpyDeviceToDevice, s),
                     st);
     gm_kernel used = auto_kernel(n);
@@ -209,6 +212,7 @@ extern "C" int gm_gpu_merge_device(const void *const *arrays, const int64_t *len
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     cudaStream_t s = (cudaStream_t)stream;
     return width == GM_I32
                ? merge_device_keys<int32_t>(arrays, lens, k, (int32_t *)out, reverse, unique,

@@ -146,6 +146,7 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     memset(times, 0, sizeof *times);
     /* The sort's passes merge many pairs at once: the tiled kernel is fastest at
      * every size (bench/RESULTS.md), so that is what auto means here. */
@@ -198,6 +199,7 @@ extern "C" int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int rev
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     cudaStream_t s = (cudaStream_t)stream;
     return width == GM_I32
                ? sort_device_keys<int32_t>((int32_t *)keys, n, reverse, unique, n_out, s, st)

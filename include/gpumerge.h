@@ -52,11 +52,11 @@ typedef struct gm_status {
 
 /* ------------------------------------------------------------------ choices */
 
-/* Which engine runs a call. GM_DEVICE_AUTO: on host memory, the GPU where one is
- * usable and the cost model (start-up, copies, kernels against the CPU's rate)
- * says it is faster, else the CPU, and the CPU again when the GPU then fails; on
- * device memory, the GPU. GM_DEVICE_GPU fails with GM_ENODEV when no GPU is
- * usable, GM_EDEVMEM when the data does not fit. */
+/* Which engine runs a call (the GPU engine runs on device 0). GM_DEVICE_AUTO: on
+ * host memory, the GPU where one is usable and the cost model (start-up, copies,
+ * kernels against the CPU's rate) says it is faster, else the CPU, and the CPU
+ * again when the GPU then fails; on device memory, the GPU. GM_DEVICE_GPU fails
+ * with GM_ENODEV when no GPU is usable, GM_EDEVMEM when the data does not fit. */
 typedef enum gm_device { GM_DEVICE_AUTO, GM_DEVICE_CPU, GM_DEVICE_GPU } gm_device;
 
 /* The width of the keys: int32_t or int64_t, signed. */
@@ -94,13 +94,15 @@ int gm_merge(const void *const *arrays, const size_t *lens, size_t k, gm_width w
 
 /* ------------------------------------------------------------------ device memory */
 
-/* gm_sort and gm_merge on device pointers of the device current in the calling
- * thread (cudaSetDevice), on the GPU, ordered on opt->stream after the work the
- * caller queued there; each call returns once its work is done. The GPU engine
- * tunes itself for device 0. Temporary device memory: about twice the keys.
- * GM_DEVICE_CPU is refused (GM_EUSAGE). A merge's arrays are not checked for order
- * on the device: an unsorted input gives an unsorted output. A library built
- * without CUDA returns GM_ENODEV ("... built without CUDA"). */
+/* gm_sort and gm_merge on device pointers, on the GPU: keys in the memory of
+ * device 0, the device the engine probes and tunes its kernels for (made current
+ * for the call; the calling thread's own current device is left as it was). The
+ * work is ordered on opt->stream (a stream of device 0) after the work the caller
+ * queued there; each call returns once its work is done. Temporary device memory:
+ * about twice the keys. GM_DEVICE_CPU is refused (GM_EUSAGE). A merge's arrays
+ * are not checked for order on the device: an unsorted input gives an unsorted
+ * output. A library built without CUDA returns GM_ENODEV ("... built without
+ * CUDA"). */
 int gm_sort_device(void *keys, size_t n, gm_width width, const gm_options *opt,
                    size_t *n_out, gm_status *st);
 int gm_merge_device(const void *const *arrays, const size_t *lens, size_t k, gm_width width,
