@@ -8,7 +8,8 @@
 #                        when mpicc is missing and we are root, else says how
 #   make test            build and run every Criterion suite (installs Criterion
 #                        with apt-get when it is missing and we are root); also `make check`
-#   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
+#   make test-gpu        the GPU suite, the library's (static: device pointers too)
+#                        and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
@@ -314,8 +315,10 @@ test: $(PROG) $(MPI_PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1 $(BUILD)
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GPUMERGE_MPI=$(if $(MPI_PROG),$(CURDIR)/$(MPI_PROG)) sh tests/run.sh $(TEST_BIN)
 
-test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
+test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli \
+          $(BUILD)/tests/test_lib_static
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
+	GM_TEST_REQUIRE_GPU=1 TESTDATA=$(CURDIR)/testdata $(BUILD)/tests/test_lib_static
 	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
 

@@ -10,7 +10,8 @@
  * and many arrays, empty ones among them. Every bad argument with its code and
  * message; the GPU asked for where none is usable (a CPU-only library: "built
  * without CUDA"). The GPU engine on host and device memory where a GPU is usable,
- * else skipped with the reason. The install: names, soname, exports, gpumerge.pc,
+ * else skipped with the reason (a failure under GM_TEST_REQUIRE_GPU=1); device
+ * memory in the static link only, where the test can call the CUDA runtime. The install: names, soname, exports, gpumerge.pc,
  * the manual, the header alone in C and C++, and the README's example program.
  */
 #define _GNU_SOURCE
@@ -39,12 +40,12 @@ enum { H2D = 1, D2H = 2 };
 
 /* ---------------------------------------------------------------- keys */
 
-/* n random keys: spread 0 any int32, 1 any int64, 2 a few values. */
-static void random_keys(rng *r, int64_t *k, size_t n, int spread)
+/* n random keys of width w: spread 0 or 1 any value, 2 a few values. */
+static void random_keys(rng *r, int64_t *k, size_t n, int spread, gm_width w)
 {
     for (size_t i = 0; i < n; i++)
-        k[i] = spread == 2   ? rng_range(r, -3, 3)
-               : spread == 0 ? rng_range(r, INT32_MIN, INT32_MAX)
+        k[i] = spread == 2    ? rng_range(r, -3, 3)
+               : w == GM_I32 ? rng_range(r, INT32_MIN, INT32_MAX)
                              : (int64_t)rng_next(r);
 }
 
@@ -92,7 +93,7 @@ static void expect_keys(const void *got, size_t ngot, const int64_t *want, size_
 static void check_sort(rng *r, size_t n, gm_width w, int spread, const gm_options *opt)
 {
     int64_t *ref = malloc((n + 1) * sizeof *ref);
-    random_keys(r, ref, n, w == GM_I32 && spread == 1 ? 0 : spread);
+    random_keys(r, ref, n, spread, w);
     void *keys = narrow(ref, n, w);
     size_t want = reference(ref, n, opt->descending ? -1 : 1, opt->unique), got = 12345;
     gm_status st = { 0 };
@@ -115,7 +116,7 @@ static void check_merge(rng *r, size_t k, size_t most, gm_width w, const gm_opti
         lens[i] = rng_range(r, 0, 3) == 0 ? 0 : (size_t)rng_range(r, 0, (int64_t)most), n += lens[i];
     int64_t *all = malloc((n + 1) * sizeof *all), *at = all;
     for (size_t i = 0; i < k; i++, at += lens[i - 1]) {
-        random_keys(r, at, lens[i], w == GM_I32 && spread == 1 ? 0 : spread);
+        random_keys(r, at, lens[i], spread, w);
         ref_sort_i64(at, (int64_t)lens[i], order);
         arrays[i] = lens[i] ? narrow(at, lens[i], w) : NULL;
     }
@@ -276,6 +277,19 @@ static int gpu_usable(char *msg, size_t size)
     return rc == GM_OK;
 }
 
+/* Skips a GPU case where no GPU is usable, with the reason; GM_TEST_REQUIRE_GPU=1
+ * (make test-gpu) makes that a failure. */
+static void need_gpu(void)
+{
+    char why[1024];
+    if (gpu_usable(why, sizeof why))
+        return;
+    const char *req = getenv("GM_TEST_REQUIRE_GPU");
+    if (req && *req == '1')
+        cr_assert_fail("GPU required but unusable: %s", why);
+    cr_skip_test("GPU case skipped: %s", why);
+}
+
 /* pkg-config's answer to args about the installed gpumerge.pc, its first line.
  * malloc'd. */
 static char *pkg_config(const char *args)
@@ -327,9 +341,7 @@ Test(lib, gpu_asked_where_none_is_usable)
 
 Test(lib, gpu_engine_on_host_memory, .timeout = 300)
 {
-    char why[1024];
-    if (!gpu_usable(why, sizeof why))
-        cr_skip_test("GPU case skipped: %s", why);
+    need_gpu();
     rng r;
     rng_seed(&r, 21);
     static const size_t sizes[] = { 0, 1, 1000, 4097, 1 << 20 };
@@ -353,7 +365,7 @@ static void check_on_device(rng *r, size_t k, size_t most, gm_width w, const gm_
         lens[i] = (size_t)rng_range(r, 0, (int64_t)most), n += lens[i];
     int64_t *all = malloc((n + 1) * sizeof *all), *at = all;
     for (size_t i = 0; i < k; at += lens[i], i++) {
-        random_keys(r, at, lens[i], (int)(i % 3));
+        random_keys(r, at, lens[i], (int)(i % 3), w);
         if (k > 1)
             ref_sort_i64(at, (int64_t)lens[i], order);
         void *h = narrow(at, lens[i], w);
@@ -382,9 +394,7 @@ static void check_on_device(rng *r, size_t k, size_t most, gm_width w, const gm_
 
 Test(lib, gpu_engine_on_device_memory, .timeout = 300)
 {
-    char why[1024];
-    if (!gpu_usable(why, sizeof why))
-        cr_skip_test("GPU case skipped: %s", why);
+    need_gpu();
     if (!cudaMalloc || !cudaFree || !cudaMemcpy)
         cr_skip_test("device-pointer case skipped: the CUDA runtime is not linked into this "
                      "test (the shared library keeps its own inside)");
