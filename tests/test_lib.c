@@ -196,7 +196,7 @@ Test(lib, defaults_and_counts)
 /* ---------------------------------------------------------------- errors */
 
 static int32_t k4[] = { 1, 2, 3, 4 }, unsorted[] = { 1, 5, 3 }, rising[] = { 1, 2, 7 };
-static int32_t out8[16];
+static int32_t out16[16];
 
 Test(lib, bad_arguments_are_refused_with_their_message)
 {
@@ -240,21 +240,21 @@ Test(lib, bad_arguments_are_refused_with_their_message)
         case 3: rc = gm_sort(k4, 4, GM_I32, &reserved, NULL, &st); break;
         case 4: rc = gm_sort(k4, 4, GM_I32, &unique, NULL, &st); break;
         case 5: rc = gm_sort(NULL, 5, GM_I32, NULL, NULL, &st); break;
-        case 6: rc = gm_merge(NULL, lens, 2, GM_I32, out8, NULL, &n, &st); break;
-        case 7: rc = gm_merge(two, NULL, 2, GM_I32, out8, NULL, &n, &st); break;
-        case 8: rc = gm_merge(holes, lens, 2, GM_I32, out8, NULL, &n, &st); break;
+        case 6: rc = gm_merge(NULL, lens, 2, GM_I32, out16, NULL, &n, &st); break;
+        case 7: rc = gm_merge(two, NULL, 2, GM_I32, out16, NULL, &n, &st); break;
+        case 8: rc = gm_merge(holes, lens, 2, GM_I32, out16, NULL, &n, &st); break;
         case 9: rc = gm_merge(two, lens, 2, GM_I32, NULL, NULL, &n, &st); break;
         case 10: rc = gm_merge(two, lens, 2, GM_I32, k4 + 1, NULL, &n, &st); break;
-        case 11: rc = gm_merge(two, lens, 2, GM_I32, out8, &cpu, &n, &st); break;
-        case 12: rc = gm_merge(rise, lens, 2, GM_I32, out8, &down, &n, &st); break;
+        case 11: rc = gm_merge(two, lens, 2, GM_I32, out16, &cpu, &n, &st); break;
+        case 12: rc = gm_merge(rise, lens, 2, GM_I32, out16, &down, &n, &st); break;
         case 13: rc = gm_sort_device(k4, 4, GM_I32, &cpu, NULL, &st); break;
-        case 14: rc = gm_merge_device(two, lens, 2, GM_I32, out8, &cpu, &n, &st); break;
+        case 14: rc = gm_merge_device(two, lens, 2, GM_I32, out16, &cpu, &n, &st); break;
         case 15: rc = gm_merge_device(two, lens, 2, GM_I32, k4, NULL, &n, &st); break;
-        case 16: rc = gm_merge(two, lens, 2, (gm_width)0, out8, NULL, &n, &st); break;
+        case 16: rc = gm_merge(two, lens, 2, (gm_width)0, out16, NULL, &n, &st); break;
         case 17: { /* three arrays: the gather-and-check path, not the two-way one */
             const void *three[] = { k4, unsorted, rising };
             size_t l3[] = { 4, 3, 3 };
-            rc = gm_merge(three, l3, 3, GM_I32, out8 + 0, NULL, &n, &st);
+            rc = gm_merge(three, l3, 3, GM_I32, out16 + 0, NULL, &n, &st);
             break;
         }
         }
