@@ -11,6 +11,7 @@
 #   make test-gpu        the GPU suite, the library's (static: device pointers too)
 #                        and the CLI suite with --device=gpu (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
+#                        (the key-value kernels through build/tests/gpupairs)
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
@@ -87,7 +88,7 @@ CORE_SRC = core/status.c core/util.c core/tmpfile.c core/pool.c core/cleanup.c c
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
 CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
-CORE_SRC += core/outfile.c core/textsort.c core/handover.c
+CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
 CORE_SRC += core/api.c
@@ -97,7 +98,7 @@ CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
 
-MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c
+MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -139,7 +140,7 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package \
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package report \
            mpi lib lib_static
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
@@ -298,6 +299,15 @@ $(BUILD)/tests/test_lib_static: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
 
+# The GPU suite's key-value cases and their reference (tests/pairs.c), which
+# gpupairs, the driver compute-sanitizer runs over them, shares.
+$(BUILD)/tests/test_gpu: $(BUILD)/tests/pairs.o
+$(BUILD)/tests/pairs.o: tests/pairs.h
+GPUPAIRS = $(BUILD)/tests/gpupairs
+$(GPUPAIRS): $(BUILD)/tests/gpupairs.o $(BUILD)/tests/pairs.o $(BUILD)/tests/helpers.o \
+             $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+
 # gpumerge with GPU choices forced from its first arguments (cuda/testing.h), for
 # tests/sanitize.sh and the CLI suite: the CLI's main under another name.
 $(BUILD)/tests/cli_main.o: cli/main.c
@@ -323,8 +333,8 @@ test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli \
 	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
 
 SANITIZER ?= compute-sanitizer
-sanitize: gpumerge $(FORCED)
-	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) \
+sanitize: gpumerge $(FORCED) $(GPUPAIRS)
+	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) GPUPAIRS=$(GPUPAIRS) \
 	  bash tests/sanitize.sh memcheck racecheck synccheck
 
 # The host code under the compilers' sanitizers, CPU-only, in build dirs of their

@@ -16,6 +16,7 @@
 
 #include "../cuda/gpu.h"
 #include "cpu.h"
+#include "report.h"
 #include "util.h"
 
 static const struct {
@@ -176,7 +177,7 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (cfg->device == GM_DEVICE_AUTO) {
         if (trivial || cpu_t < rate.gpu_start) {
             snprintf(rep->reason, sizeof rep->reason,
-                     "auto: cpu estimate %.3f s is below the GPU start-up alone", cpu_t);
+                     "auto: cpu estimate %.3f s, too short to pay for a GPU's start-up", cpu_t);
             return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
         }
     }
@@ -317,7 +318,7 @@ int gm_engine_prepare(const gm_config *cfg, int wait, int *done, gm_status *st)
     memset(&info, 0, sizeof info);
     int rc = gm_gpu_probe(&info, st);
     if (rc != GM_OK && info.detail[0])
-        gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s", info.detail);
+        gm_say(cfg, GM_MSG_VERBOSE, "%-*s %s", GM_REPORT_KEY, "gpu", info.detail);
     return rc;
 }
 

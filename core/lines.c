@@ -20,6 +20,7 @@
 
 #include "input.h"
 #include "pread.h"
+#include "progress.h"
 #include "util.h"
 
 enum {
@@ -112,6 +113,7 @@ int gm_lines_open(gm_lines_src *s, const char *name, char eol, int drained, gm_s
     s->own_fd = in.fd != STDIN_FILENO;
     src_init(s, in.fd, eol);
     s->done = s->eof = drained;
+    s->input = 1;
     return GM_OK;
 }
 
@@ -328,6 +330,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     b->counts = counts;
     b->ncounts = (len + UNIT - 1) / UNIT;
     s->bytes += (int64_t)len;
+    if (s->input)
+        gm_progress_read((int64_t)len);
     *out = b;
     return GM_OK;
 }

@@ -101,6 +101,7 @@ typedef struct gm_lines_src {
     unsigned char *spare; /* a used block's buffer, for the next block */
     size_t spare_cap;
     int64_t line0;    /* lines of the input before the first read here (messages) */
+    int input;        /* an input's, not a run's: --progress counts its bytes */
 } gm_lines_src;
 
 /* Opens name ("-": standard input) for reading as gm_input_open does. Returns

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "records_impl.h"
 #include "recrun.h"
 #include "recsort.h"
@@ -81,13 +82,16 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
         *cap = n;
     }
     int rc = chunk_sort(c, r, st);
+    double a = gm_now();
     if (!rc) {
         rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
                              r->nthreads, &(*runs)[*nruns], st);
         (*nruns)++; /* removed later, also when writing failed */
     }
     chunk_drop(c);
+    r->spill += gm_now() - a;
     r->runs++;
+    gm_progress_run_written();
     return rc;
 }
 
@@ -115,6 +119,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         }
         gm_records_src_close(r, i);
     }
+    gm_progress_read_done();
     if (!rc && nruns == 0) {
         /* Everything fits: sorted in memory, no temporary file. */
         rc = chunk_sort(&c, r, st);
@@ -128,9 +133,11 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         chunk_drop(&c);
         gm_recs_free(&c.recs);
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
+        double a = gm_now();
         if (!rc)
             rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, r->cfg->tmpdir, r->ks->unique,
                                  r->out, &r->passes, st);
+        r->merge += gm_now() - a;
         nruns = 0;
     }
     for (int i = 0; i < nruns; i++)

@@ -29,7 +29,10 @@ struct rec_run {
     char **spooled;               /* temporary copies of inputs that are the output */
     gm_recsink *out;
     int runs, passes;             /* for -v: */
-    double read, split, sort, write; /* seconds in the stages of a sort */
+    double read, split, sort, write; /* seconds in the stages of a sort: reading,
+                                  * splitting, sorting, writing a chunk alone */
+    double spill, merge;          /* writing runs, merging them into the output */
+    double open_s;                /* opening the inputs and the output */
 };
 
 /* Input i, opened again when it was closed to spare descriptors (or the first

@@ -11,6 +11,7 @@
 
 #include "handover.h"
 #include "../cuda/gpu.h"
+#include "progress.h"
 #include "stream_impl.h"
 #include "textsort.h"
 #include "util.h"
@@ -63,6 +64,7 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
         return rc;
     so->nruns++;
     s->stats->runs++;
+    gm_progress_run_written();
     double a = gm_now();
     rc = gm_run_put(r, &keys, st);
     if (!rc)
@@ -71,7 +73,6 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
     /* The keys' buffer stays kb's; the other one is the scratch again. */
     so->scratch = keys.data == kb->data ? other : keys.data;
     gm_keybuf_consume(kb, count);
-    gm_stream_progress(s, 0);
     return rc;
 }
 
@@ -112,7 +113,6 @@ static int sort_input(struct stream *s, struct sorter *so, int i, gm_status *st)
             chunk = device;
         while (!rc && (kb->n > chunk || (kb->n == chunk && !in->eof)))
             rc = spill(s, so, chunk, st);
-        gm_stream_progress(s, 0);
     }
     return rc;
 }
@@ -198,6 +198,7 @@ int gm_stream_sort(struct stream *s, gm_status *st)
         }
         gm_stream_input_close(s, i);
     }
+    gm_progress_read_done();
     if (!rc && !handed)
         rc = sort_finish(s, &so, st);
     double a = gm_now();

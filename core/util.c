@@ -209,7 +209,11 @@ void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    /* --progress's reporter thread says its lines beside the run's own */
+    static pthread_mutex_t said = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&said);
     cfg->message(cfg->message_ctx, kind, line);
+    pthread_mutex_unlock(&said);
 }
 
 void *gm_alloc(size_t bytes, gm_status *st)

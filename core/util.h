@@ -67,7 +67,8 @@ void gm_fill_std_fds(void);
 int gm_fd_room(void);
 
 /* Hands a printf-style message of this kind to cfg->message, when there is one and
- * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
+ * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS), one
+ * message at a time whichever thread says it. */
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -6,8 +6,10 @@
  * pairwise, so ties keep input order. merge_pass lays one pass out for the kernel
  * chosen (its tiles, and the pairs' bounds on the device when the runs are
  * irregular) and launches the partition and the merge kernel; the sort's two-way
- * passes (sort.cu) go through it too. gm_gpu_merge_device is the same merge on
- * the caller's device arrays, for the library's gm_merge_device.
+ * passes (sort.cu) go through it too, with values for a sort of pairs, as does
+ * merge_pairs_on_device, the merge of two runs of key-value pairs.
+ * gm_gpu_merge_device is the keys' merge on the caller's device arrays, for the
+ * library's gm_merge_device.
  */
 #include <string.h>
 
@@ -39,9 +41,10 @@ template <typename K> int64_t coranks_needed(int64_t n, int64_t npairs_max)
     return n / tiles<K>::MIN_TILE + npairs_max + 2;
 }
 
-template <typename K>
+template <typename K, typename V>
 int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_t *host_bounds,
-               int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st)
+               int64_t *dev_scratch, K mask, int64_t *coranks, cudaStream_t s, gm_status *st,
+               const V *vsrc, V *vdst)
 {
     d.tile = kernel_tile<K>(kernel, d.n);
     if (d.run_len > 0) {
@@ -78,17 +81,34 @@ int merge_pass(gm_kernel kernel, const K *src, K *dst, pass_desc d, const int64_
     }
     d.coarse = false;
     if (kernel == GM_KERNEL_BASIC) /* each thread searches for itself */
-        return launch_merge_basic<K>(src, dst, d, mask, s, st);
+        return launch_merge_basic<K, V>(src, dst, d, mask, s, st, vsrc, vdst);
     /* Partition, then merge; or the tiled kernel's blocks search for themselves. */
     if (kernel == GM_KERNEL_TILED && tiled_searches_itself(d.ntiles))
-        return launch_merge_tiled<K>(src, dst, d, mask, nullptr, s, st);
+        return launch_merge_tiled<K, V>(src, dst, d, mask, nullptr, s, st, vsrc, vdst);
     d.coarse = kernel == GM_KERNEL_TILED && tiles<K>::TILED_STEP > 1;
     int rc = launch_partition<K>(src, d, mask, coranks, s, st);
     if (rc)
         return rc;
     return kernel == GM_KERNEL_CIRCULAR
-               ? launch_merge_circular<K>(src, dst, d, mask, coranks, s, st)
-               : launch_merge_tiled<K>(src, dst, d, mask, coranks, s, st);
+               ? launch_merge_circular<K, V>(src, dst, d, mask, coranks, s, st, vsrc, vdst)
+               : launch_merge_tiled<K, V>(src, dst, d, mask, coranks, s, st, vsrc, vdst);
+}
+
+template <typename K, typename V>
+int merge_pairs_on_device(const K *keys, const V *vals, int64_t m, int64_t n, K *kout, V *vout,
+                          K mask, gm_kernel kernel, int64_t *d_cor, cudaStream_t s,
+                          gm_status *st)
+{
+    if (m + n == 0)
+        return GM_OK;
+    int64_t bounds[3] = { 0, m, m + n };
+    pass_desc d{};
+    d.n = m + n;
+    d.npairs = 1; /* its bounds travel in d: no device scratch */
+    d.dependent = true;
+    gm_kernel used = kernel == GM_KERNEL_AUTO ? auto_kernel(m + n) : kernel;
+    return merge_pass<K, V>(used, keys, kout, d, bounds, nullptr, mask, d_cor, s, st, vals,
+                            vout);
 }
 
 /* The passes of a merge of the runs bounds[r]..bounds[r+1] of the n keys at *keys,
@@ -221,9 +241,15 @@ extern "C" int gm_gpu_merge_device(const void *const *arrays, const int64_t *len
                                             n_out, s, st);
 }
 
-#define GM_INSTANTIATE(K)                                                                  \
-    template int merge_pass<K>(gm_kernel, const K *, K *, pass_desc, const int64_t *,      \
-                               int64_t *, K, int64_t *, cudaStream_t, gm_status *);        \
-    template int64_t coranks_needed<K>(int64_t, int64_t);
-GM_INSTANTIATE(int32_t)
-GM_INSTANTIATE(int64_t)
+#define GM_INSTANTIATE_KEYS(K) template int64_t coranks_needed<K>(int64_t, int64_t);
+GM_FOR_KEYS(GM_INSTANTIATE_KEYS)
+#define GM_INSTANTIATE(K, V)                                                               \
+    template int merge_pass<K, V>(gm_kernel, const K *, K *, pass_desc, const int64_t *,   \
+                                  int64_t *, K, int64_t *, cudaStream_t, gm_status *,      \
+                                  const V *, V *);
+GM_FOR_KEYS_AND_PAIRS(GM_INSTANTIATE)
+#define GM_INSTANTIATE_PAIRS(K)                                                            \
+    template int merge_pairs_on_device<K, uint32_t>(const K *, const uint32_t *, int64_t,   \
+                                                    int64_t, K *, uint32_t *, K, gm_kernel,  \
+                                                    int64_t *, cudaStream_t, gm_status *);
+GM_FOR_KEYS(GM_INSTANTIATE_PAIRS)

@@ -15,12 +15,17 @@
 # records path sorts them, as sort -n does), and a declined line under --strict
 # (the run then takes the CPU's path and exits 2 with the line's message).
 #
+# The kernels' key-value forms (the records path's sort of key prefixes and line
+# indices), which no command line reaches, run in gpupairs (tests/gpupairs.c): each
+# key type, kernel and forced path on small cases, checked against the host.
+#
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: GPUMERGE, GPUMERGE_FORCED (the binaries), SAN_SEED,
+#        env: GPUMERGE, GPUMERGE_FORCED, GPUPAIRS (the binaries), SAN_SEED,
 #             SAN_KERNELS (default "basic tiled tiled4 tiledp1 tiledp8 circular circular3")
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 GF=${GPUMERGE_FORCED:-build/tests/gpumerge_forced}
+GP=${GPUPAIRS:-build/tests/gpupairs}
 SAN=${SANITIZER:-compute-sanitizer}
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck)
@@ -179,7 +184,17 @@ for tool in "${tools[@]}"; do
     else
         trun=$((trun + 1))
     fi
+    # the key-value kernels
+    pmsg="failed"
+    if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+        $GP "$seed" >"$dir/out" 2>"$dir/err"; then
+        echo "FAIL: $tool: key-value kernels (gpupairs $seed)"
+        tail -n 20 "$dir/log" "$dir/out" "$dir/err"
+        fail=1
+    else
+        pmsg=$(cat "$dir/out")
+    fi
     echo "$tool: $runs runs without a sanitizer error, $wrong of them with output unlike sort's" \
-        "or the CPU's; $trun text path runs"
+        "or the CPU's; $trun text path runs; $pmsg"
 done
 exit $fail
