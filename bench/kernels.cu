@@ -229,7 +229,7 @@ template <typename K> static void bench_merge(int lg)
         char name[64];
         snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
         row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
-        if (k == GM_KERNEL_TILED && gm_device.dependent_launch) {
+        if (k == GM_KERNEL_TILED && gm_facts.dependent_launch) {
             /* the same with each kernel launched after the previous one ends */
             gm_gpu_choices serial = {};
             serial.serial_launches = 1;

@@ -29,10 +29,8 @@ extern "C" {
 /* What to do with the inputs. */
 typedef enum gm_op { GM_OP_MERGE, GM_OP_SORT, GM_OP_CHECK } gm_op;
 
-typedef enum gm_device { GM_DEVICE_AUTO, GM_DEVICE_CPU, GM_DEVICE_GPU } gm_device;
-
-/* Name used on the command line and in -v output. */
-const char *gm_device_name(gm_device d);
+/* gm_device (--device) and gm_device_name, its name on the command line and in -v
+ * output, are the library's: include/gpumerge.h. */
 
 /* What a message from the core is: -v's plan and times, a notice worth a user's
  * attention (the GPU failed and the CPU took over), or a --progress line (the

@@ -21,7 +21,7 @@
 #include "device.cuh"
 #include "kernels.cuh"
 
-device_facts gm_device;
+device_facts gm_facts;
 gm_gpu_choices gm_forced;
 
 int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
@@ -38,13 +38,18 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
 
 bool gm_dependent_launches()
 {
-    return gm_device.dependent_launch && !gm_forced.serial_launches;
+    return gm_facts.dependent_launch && !gm_forced.serial_launches;
 }
 
 /* ------------------------------------------------------------------ probe */
 
 static int probe_rc;
 static int probe_index; /* gm_gpu_select's choice */
+
+int probed_device_index()
+{
+    return probe_index;
+}
 static gm_gpu_info probe_info;
 static char probe_msg[512];
 static std::atomic<bool> probe_finished{ false };
@@ -153,6 +158,9 @@ static void probe_device()
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;
+    int callers = 0; /* the device current in the probing thread, made current again */
+    if (err == cudaSuccess && cudaGetDevice(&callers) != cudaSuccess)
+        callers = 0;
     if (err == cudaSuccess && probe_index >= count) {
         no_such_device(count);
         probe_info.seconds = host_seconds() - began;
@@ -184,12 +192,14 @@ static void probe_device()
         probe_info.cc_major = prop.major;
         probe_info.cc_minor = prop.minor;
         cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
-        gm_device.sm_count = prop.multiProcessorCount;
-        gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
-        gm_device.dependent_launch = prop.major >= 9;
-        gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
-        gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
+        gm_facts.sm_count = prop.multiProcessorCount;
+        gm_facts.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
+        gm_facts.dependent_launch = prop.major >= 9;
+        gm_facts.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+        gm_facts.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
+        if (callers != 0 && cudaSetDevice(callers) != cudaSuccess)
+            cudaGetLastError(); /* a library's caller keeps its device */
     }
     probe_info.seconds = host_seconds() - began;
     probe_finished = true;

@@ -46,8 +46,9 @@ typedef struct gm_gpu_times {
 #define GM_GPU_START_FDS 34
 
 /* Finds the chosen CUDA device (gm_gpu_select) and creates its context (once a
- * process; later calls return what the first found). Returns GM_OK, GM_EUSAGE when
- * the chosen index names no device, or GM_ENODEV with the reason in
+ * process; later calls return what the first found); the probing thread's current
+ * device is made current again (a library caller's choice). Returns GM_OK, GM_EUSAGE
+ * when the chosen index names no device, or GM_ENODEV with the reason in
  * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
  * device", "...: built without CUDA", "...: N file descriptors free, CUDA's
  * start-up needs 34 (ulimit -n)", ...). info, if not null, is filled in either
@@ -111,6 +112,21 @@ int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
  * Same returns as gm_gpu_merge. */
 int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
+
+/* The library's calls on device memory (gm_sort_device, gm_merge_device in
+ * include/gpumerge.h): keys already on device 0 (made current for the call, the
+ * calling thread's own device current again after it),
+ * the work ordered on stream (a cudaStream_t; NULL the default stream) and waited
+ * for. gm_gpu_sort_device sorts the n keys at keys in place; gm_gpu_merge_device
+ * merges the k sorted device arrays arrays[i] of lens[i] keys into out (stable:
+ * the earlier array first on ties). With unique only the first of equal keys is
+ * kept; *n_out gets the keys written. Both copy the keys into buffers of their own
+ * (about twice the keys) and back. Same returns as gm_gpu_merge. */
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st);
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st);
 
 /* The text path of a sort: the input's text goes to the device whole, is parsed
  * there (the grammar of core/input.h: [blanks][+|-]digits[blanks][\r] lines ending

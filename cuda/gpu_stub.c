@@ -45,6 +45,22 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st)
+{
+    (void)keys, (void)n, (void)width, (void)reverse, (void)unique, (void)n_out, (void)stream;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st)
+{
+    (void)arrays, (void)lens, (void)k, (void)width, (void)out, (void)reverse, (void)unique;
+    (void)n_out, (void)stream;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
 void gm_gpu_warm_start(void)
 {
     gm_gpu_stub_touched = 1;

@@ -194,10 +194,10 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
 
 template <typename K> int64_t circular_segment(int64_t n)
 {
-    int per_sm = gm_device.circular_blocks_per_sm[sizeof(K) == 8];
+    int per_sm = gm_facts.circular_blocks_per_sm[sizeof(K) == 8];
     int64_t blocks = gm_forced.circular_blocks > 0
                          ? gm_forced.circular_blocks
-                         : (int64_t)gm_device.sm_count * (per_sm > 0 ? per_sm : 1);
+                         : (int64_t)gm_facts.sm_count * (per_sm > 0 ? per_sm : 1);
     int64_t tile = tiles<K>::CIRC_TILE;
     int64_t seg = (n + blocks - 1) / blocks;
     seg = (seg + tile - 1) / tile * tile;

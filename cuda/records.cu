@@ -94,7 +94,7 @@ __global__ void rec_build_kernel(const gm_keyspec *ks, const unsigned char *text
 static unsigned rec_grid(u64 n)
 {
     u64 want = (n + REC_THREADS - 1) / REC_THREADS;
-    u64 most = (u64)(gm_device.sm_count > 0 ? gm_device.sm_count : 1) * 32;
+    u64 most = (u64)(gm_facts.sm_count > 0 ? gm_facts.sm_count : 1) * 32;
     return (unsigned)(want < most ? (want ? want : 1) : most);
 }
 
@@ -304,6 +304,7 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     if ((rc = rec_cub_bytes((int64_t)n, total, &cub_bytes, st)) ||
         (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 4 * cub_bytes, st)))
         return rc;
+    on_probed_device here;
     trace_range range("gpu: records");
     text_job j;
     event_set ev;

@@ -6,6 +6,8 @@
  * names) or, with the tiled kernel on large sorts, four (merge_multi.cu); -u then
  * collapses equal neighbours on the device (cub::DeviceSelect::Unique).
  * sort_pairs_on_device runs the same plan over key-value pairs, stably.
+ * gm_gpu_sort_device is the keys' sort on the caller's device pointer, for the
+ * library's gm_sort_device.
  *
  * How a sort chooses its passes (plan_sort): a pass that leaves two runs or fewer
  * is two-way; otherwise four-way when the keys take choice::MULTI_MIN_BYTES or
@@ -169,6 +171,7 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     memset(times, 0, sizeof *times);
     /* The sort's passes merge many pairs at once: the tiled kernel is fastest at
      * every size (bench/RESULTS.md), so that is what auto means here. */
@@ -178,6 +181,54 @@ extern "C" int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel ker
         return GM_OK;
     return keys->width == GM_I32 ? sort_on_gpu<int32_t>(keys, reverse, unique, used, times, st)
                                  : sort_on_gpu<int64_t>(keys, reverse, unique, used, times, st);
+}
+
+/* gm_gpu_sort_device: the caller's keys copied into a buffer of the engine's own
+ * (the kernels need 16 bytes of slack after the keys), sorted as gm_gpu_sort
+ * sorts, deduplicated with unique, copied back. */
+template <typename K>
+static int sort_device_keys(K *keys, int64_t n, int reverse, int unique, int64_t *n_out,
+                            cudaStream_t s, gm_status *st)
+{
+    *n_out = n;
+    if (n == 0)
+        return GM_OK;
+    device_buffers mem;
+    K *a = nullptr, *b = nullptr, *sorted = nullptr;
+    int64_t *coranks = nullptr, ncor = sort_scratch_entries<K>(n);
+    int rc = check_fits(2 * (size_t)n * sizeof(K) + (size_t)ncor * 8 + (64u << 20), st);
+    if (rc || (rc = mem.alloc(&a, (size_t)n, st)) || (rc = mem.alloc(&b, (size_t)n, st)) ||
+        (rc = mem.alloc(&coranks, (size_t)ncor, st)))
+        return rc;
+    GM_CUDA(cudaMemcpyAsync(a, keys, (size_t)n * sizeof(K), cudaMemcpyDeviceToDevice, s), st);
+    int passes;
+    if ((rc = sort_on_device<K>(a, b, n, reverse ? (K)-1 : (K)0, GM_KERNEL_TILED, coranks,
+                                &sorted, &passes, s, st)))
+        return rc;
+    if (unique) {
+        K *to = sorted == a ? b : a;
+        if ((rc = unique_on_device<K>(sorted, to, n, coranks, mem, n_out, s, st)))
+            return rc;
+        sorted = to;
+    }
+    GM_CUDA(cudaMemcpyAsync(keys, sorted, (size_t)*n_out * sizeof(K), cudaMemcpyDeviceToDevice,
+                            s),
+            st);
+    GM_CUDA(cudaStreamSynchronize(s), st);
+    return GM_OK;
+}
+
+extern "C" int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse,
+                                  int unique, int64_t *n_out, void *stream, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    on_probed_device here;
+    cudaStream_t s = (cudaStream_t)stream;
+    return width == GM_I32
+               ? sort_device_keys<int32_t>((int32_t *)keys, n, reverse, unique, n_out, s, st)
+               : sort_device_keys<int64_t>((int64_t *)keys, n, reverse, unique, n_out, s, st);
 }
 
 #define GM_INSTANTIATE(K)                                                                  \

@@ -268,6 +268,7 @@ extern "C" int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     gm_kernel used = job->kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : job->kernel;
     times->kernel_used = used;
     if (job->len == 0)
