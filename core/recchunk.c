@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../cuda/gpu.h"
+#include "engine.h"
 #include "pages.h"
 #include "progress.h"
 #include "recgpu.h"
@@ -202,6 +203,15 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
     return rc;
 }
 
+/* The device's work is over once the last chunk is sorted: the run's last CUDA
+ * context goes in the background while the lines are gathered or merged (as
+ * the integer path lets it go while its output is finished). */
+static void release_device(struct rec_run *r)
+{
+    if (r->gpu_chunks && r->cfg->last)
+        gm_engine_release_begin();
+}
+
 int gm_records_sort(struct rec_run *r, gm_status *st)
 {
     struct chunk c;
@@ -233,6 +243,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
     if (!rc && nruns == 0) {
         /* Everything fits: sorted in memory, no temporary file. */
         rc = chunk_sort(&c, r, st);
+        release_device(r);
         double a = gm_now();
         if (!rc)
             rc = gm_recsink_put_all(r->out, c.recs.r, c.recs.n, st);
@@ -240,6 +251,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
     } else if (!rc) {
         if (c.recs.n + c.lines > 0)
             rc = spill(&c, r, &runs, &nruns, &cap, st);
+        release_device(r);
         chunk_drop(&c);
         gm_recs_free(&c.recs);
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
