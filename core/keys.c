@@ -20,13 +20,25 @@ static const uc gm_blanks[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1 };
  * blanks and the non-blanks after them; with -t it ends at the separator, which
  * the step over the last field passes only when past_last is set (sort's
  * limfield stops at the separator that ends the key's last field). */
+/* The first c in s[p, len), or len: a field's first bytes are looked at one by
+ * one (most fields are short, shorter than memchr's start-up), the rest by
+ * memchr. */
+static size_t find_byte(const uc *s, size_t len, size_t p, uc c)
+{
+    size_t stop = len - p > 16 ? p + 16 : len;
+    for (; p < stop; p++)
+        if (s[p] == c)
+            return p;
+    const uc *t = p < len ? memchr(s + p, c, len - p) : NULL;
+    return t ? (size_t)(t - s) : len;
+}
+
 static size_t skip_fields(const gm_keyspec *ks, const uc *s, size_t len, size_t p, size_t n,
                           int past_last)
 {
     if (ks->tab >= 0) {
         while (p < len && n--) {
-            const uc *t = memchr(s + p, ks->tab, len - p);
-            p = t ? (size_t)(t - s) : len;
+            p = find_byte(s, len, p, (uc)ks->tab);
             if (p < len && (n || past_last))
                 p++;
         }
