@@ -89,9 +89,34 @@ static const uint64_t pow10_table[NUM_DIGITS + 1] = {
     10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
 };
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight bytes at a time (SWAR, as simdjson parses eight digits): w holds them
+ * with the first in its lowest byte. How many digits w begins with, 0 to 8. */
+static inline int swar_digits(uint64_t w)
+{
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full, high = 0x8080808080808080ull;
+    uint64_t x = w ^ 0x3030303030303030ull; /* a digit's byte becomes 0 to 9 */
+    uint64_t other = (((x & lo7) + 0x7676767676767676ull) | x) & high; /* x > 9 */
+    return other ? __builtin_ctzll(other) / 8 : 8;
+}
+
+/* The value of w's first k digits (1 to 8). */
+static inline uint64_t swar_value(uint64_t w, int k)
+{
+    uint64_t v = w - 0x3030303030303030ull; /* borrows only run into later bytes */
+    v <<= 8 * (8 - k); /* the k digits in the top bytes, zeros before them */
+    v = v * 10 + (v >> 8);
+    v = ((v & 0x00FF00FF00FF00FFull) * ((100ull << 16) + 1)) >> 16;
+    v = ((v & 0x0000FFFF0000FFFFull) * ((10000ull << 32) + 1)) >> 32;
+    return v;
+}
+#define GM_NUM_SWAR 1
+#endif
+
 /* One pass over the number: the first 16 significant digits are gathered into d
  * as they are read (a digit past them only counts), so that the common short
- * number costs one loop per part and a multiply per digit. */
+ * number costs one loop per part and a multiply per digit, or per eight digits
+ * where the bytes are read eight at a time. */
 uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
 {
     const uc *p = s, *e = s + len;
@@ -104,6 +129,20 @@ uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
     uint64_t d = 0;
     size_t nd = 0; /* digits gathered into d */
     const uc *ip = p;
+#ifdef GM_NUM_SWAR
+    while (e - p >= 8 && nd <= NUM_DIGITS - 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        int k = swar_digits(w);
+        if (k == 0)
+            break;
+        d = d * pow10_table[k] + swar_value(w, k);
+        nd += (size_t)k;
+        p += k;
+        if (k < 8)
+            break;
+    }
+#endif
     for (; p < e && is_digit(*p); p++)
         if (nd < NUM_DIGITS)
             d = d * 10 + (uint64_t)(*p - '0'), nd++;
