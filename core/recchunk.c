@@ -116,7 +116,9 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         gm_records_src_close(r, i);
     }
     if (!rc && nruns == 0) {
-        /* Everything fits: sorted in memory, no temporary file. */
+        /* Everything fits: sorted in memory, no temporary file. The output's
+         * space is reserved while it sorts (where it writes with write(2)). */
+        gm_recsink_reserve(r->out, c.bytes);
         rc = chunk_sort(&c, r, st);
         double a = gm_now();
         if (!rc)

@@ -180,6 +180,12 @@ static int hand_off(gm_recsink *k, gm_status *st)
     return window_start(k->writer, full, len, st);
 }
 
+void gm_recsink_reserve(gm_recsink *k, uint64_t bytes)
+{
+    if (k->w)
+        gm_writer_reserve_ahead(k->w, bytes);
+}
+
 int gm_recsink_flush(gm_recsink *k, gm_status *st)
 {
     int rc = hand_off(k, st);

@@ -30,6 +30,7 @@
 #include "../core/records.h"
 #include "../core/lines.h"
 #include "../core/recsort.h"
+#include "../core/reserve.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -367,6 +368,18 @@ Test(records, sort_in_place_parallel, .timeout = 120)
     sort_table(8, 1, 90000, &k, 0, 0);
     k.threads = 3;
     sort_table(9, 2, 30000, &k, 0, 0);
+}
+
+Test(records, sort_output_reserved_or_refused, .timeout = 120)
+{
+    /* on two threads the output's space is reserved while the sort runs (the
+     * file cut back to the output, shorter under -u); a file system that
+     * refuses fallocate leaves the output as right */
+    knobs k = { .threads = 2 };
+    sort_table(10, 1, 3000, &k, 0, 0);
+    gm_reserve_test_refuse(1);
+    sort_table(11, 1, 3000, &k, 0, 0);
+    gm_reserve_test_refuse(0);
 }
 
 Test(records, sort_external_runs_and_passes, .timeout = 120)
