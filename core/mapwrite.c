@@ -88,7 +88,9 @@ int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *s
 
 void gm_writer_reserve_ahead(gm_writer *w, uint64_t bytes)
 {
-    if (!w->file->tmp || bytes == 0 || w->ahead) /* a replacement or a spool only */
+    /* a replacement or a spool only, and a thread beside the caller's only
+     * where it was given more than one */
+    if (!w->file->tmp || bytes == 0 || w->ahead || w->nthreads < 2)
         return;
     gm_mapwrite_begin(w);
     if (w->map)

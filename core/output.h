@@ -136,7 +136,8 @@ void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final);
  * that the writes find the file's pages allocated (on tmpfs the allocation is
  * most of a write's cost) instead of allocating them one by one on the single
  * thread that writes. As gm_writer_ahead: only a temporary file, never an error,
- * ended by gm_writer_finish (the file then ends where the output does). */
+ * ended by gm_writer_finish (the file then ends where the output does); nothing
+ * on one thread. */
 void gm_writer_reserve_ahead(gm_writer *w, uint64_t bytes);
 
 /* Ends the reserving ahead (its threads stopped and joined): for a caller that
