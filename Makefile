@@ -1,20 +1,27 @@
 # gpumerge - merge and sort files of integers on an NVIDIA GPU, or on all CPU cores.
 #
 #   make                 build ./gpumerge (with the CUDA engine when nvcc is found),
-#                        and ./gpumerge-mpi beside it when Open MPI's mpicc is found
+#                        and ./gpumerge-mpi beside it when Open MPI's mpicc is found;
+#                        the library libgpumerge (build/lib/: libgpumerge.a,
+#                        libgpumerge.so.VERSION, gpumerge.pc), which ./gpumerge links
 #   make openmpi         installs Open MPI (libopenmpi-dev openmpi-bin) with apt-get
 #                        when mpicc is missing and we are root, else says how
 #   make test            build and run every Criterion suite (installs Criterion
 #                        with apt-get when it is missing and we are root); also `make check`
-#   make test-gpu        the GPU suite and the CLI suite with --device=gpu (needs a GPU)
+#   make test-gpu        the GPU suite, the library's (static: device pointers too),
+#                        the CLI suite with --device=gpu and the records' GPU suite
+#                        (needs a GPU)
 #   make sanitize        compute-sanitizer memcheck, racecheck and synccheck on every kernel
+#                        (the key-value kernels through build/tests/gpupairs)
 #   make sanitize-host   the CPU-only program and every suite under ASan+UBSan, then TSan
 #   make fuzz            the libFuzzer targets of fuzz/, FUZZ_SECONDS each (clang)
 #   make bench           the end-to-end benchmark, and the kernel benchmark when a
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
-#                        built), man page, bash completion
+#                        built), man pages, bash completion; the library (LIBDIR),
+#                        its header (INCLUDEDIR), gpumerge.pc (PKGCONFIGDIR); in a
+#                        CUDA build the CUDA engine the program loads (LIBDIR/gpumerge/)
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
@@ -24,16 +31,22 @@
 # Variables: NVCC (path to nvcc, or NVCC= for a CPU-only build), MPICC (path to
 # Open MPI's mpicc, or MPICC= for no gpumerge-mpi), GPU_ARCHS (the
 # real architectures to embed, default "75 80 90"; PTX for the last one is added),
-# and GNU's CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS, NVFLAGS, DESTDIR, PREFIX: the
+# and GNU's CC, AR, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS, NVFLAGS, DESTDIR, PREFIX,
+# BINDIR, LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR: the
 # flags the build needs (GM_*) are always applied, and these are added after them.
-# The version is the one line of VERSION; GM_VERSION and the man page take it.
+# The version is the one line of VERSION; GM_VERSION, the man pages, gpumerge.pc and
+# the shared library's names take it (soname libgpumerge.so.MAJOR).
 # Jobs run in parallel, one per core, unless the command line says -jN.
 
 VERSION := $(shell cat VERSION)
 CC       ?= cc
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
+LIBDIR   ?= $(PREFIX)/lib
 MANDIR   ?= $(PREFIX)/share/man
+LIBDIR   ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 INSTALL  ?= install
 BUILD    ?= build
 PROG     ?= gpumerge
@@ -44,10 +57,15 @@ NVFLAGS  ?= -O3 -lineinfo
 GM_CPPFLAGS = -DGM_VERSION='"$(VERSION)"'
 GM_CFLAGS   = -std=c11 -Wall -Wextra -pthread -MMD -MP $(SANFLAGS)
 GM_LDLIBS   = -pthread -lm
-COMPILE.gm  = $(CC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(CFLAGS)
+# The library's objects (core/, cuda/) are position-independent, for the shared
+# library; its exports are the header's calls (lib/gpumerge.map), so nothing is
+# interposed and calls within it stay direct.
+GM_PIC      =
+$(BUILD)/core/%.o $(BUILD)/cuda/%.o: GM_PIC = -fPIC -fno-semantic-interposition
+COMPILE.gm  = $(CC) $(GM_CPPFLAGS) $(CPPFLAGS) $(GM_CFLAGS) $(GM_PIC) $(CFLAGS)
 LINK.gm     = $(CC) $(GM_CFLAGS) $(CFLAGS) $(LDFLAGS)
 
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 
@@ -59,7 +77,7 @@ GPU_ARCHS ?= 75 80 90
 # Ask nvcc where its toolkit is: /usr/local/bin/nvcc may be a wrapper script.
 CUDA_HOME := $(if $(NVCC),$(or $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 \
                | sed -n 's/^\#\$$ TOP=//p'),$(patsubst %/bin/nvcc,%,$(NVCC))))
-GM_NVFLAGS = -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra \
+GM_NVFLAGS = -std=c++17 --expt-relaxed-constexpr -Xcompiler -Wall,-Wextra,-fPIC \
              $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
              -gencode arch=compute_$(lastword $(GPU_ARCHS)),code=compute_$(lastword $(GPU_ARCHS))
 # nvcc takes -D, -U and -I itself; CPPFLAGS' other words go to its host compiler.
@@ -73,35 +91,61 @@ CORE_SRC = core/status.c core/util.c core/tmpfile.c core/pool.c core/cleanup.c c
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
 CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
-CORE_SRC += core/outfile.c core/textsort.c core/handover.c
+CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c
 CORE_SRC += core/lines.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
+CORE_SRC += core/recgpu.c core/api.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
-           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu
+           cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu \
+           cuda/records.cu
 
-MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c
+MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The option parser (the CLI less its main), which tests and fuzz targets call.
 OPTIONS_OBJ = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+# The program's GPU engine: in a CUDA build a loader (cuda/gpu_load.c) that
+# loads the engine, CUDA_LIB (the .cu objects and the CUDA runtime, beside the
+# program), only when a run uses the GPU, so that every other run starts as a
+# CPU-only build does; the tests, gpumerge-mpi and the benchmarks link GPU_OBJ
+# themselves.
 ifeq ($(NVCC),)
   GPU_OBJ  = $(BUILD)/cuda/gpu_stub.o
   TESTING_OBJ = $(BUILD)/cuda/testing_stub.o
   GPU_LIBS =
+  PROG_GPU_OBJ = $(GPU_OBJ)
+  PROG_LIBS =
+  CUDA_LIB =
   BUILD_KIND = CPU-only ($(if $(NVCC_FOUND),NVCC is empty: $(NVCC_FOUND) not used,no nvcc found); the GPU engine says 'built without CUDA')
   ENGINE     = CPU only (built without nvcc)
 else
   GPU_OBJ  = $(CUDA_SRC:%.cu=$(BUILD)/%.o)
   TESTING_OBJ = $(BUILD)/cuda/testing.o
-  GPU_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  GPU_LIBS = -L$(abspath $(CUDA_HOME)/lib64) -lcudart_static -ldl -lrt -lstdc++
+  PROG_GPU_OBJ = $(BUILD)/cuda/gpu_load.o
+  PROG_LIBS = -ldl
+  CUDA_LIB = $(dir $(PROG))gpumerge-cuda.so
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
   ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
+
+# libgpumerge: the core and the GPU engine (or its stub), as an archive and as a
+# shared library named by VERSION (soname libgpumerge.so.MAJOR). The shared one
+# carries the CUDA runtime (static) inside; gpumerge.pc's Libs.private names what a
+# static link adds.
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
+LIB_OBJ     = $(CORE_OBJ) $(GPU_OBJ)
+LIB_A       = $(BUILD)/lib/libgpumerge.a
+LIB_SONAME  = libgpumerge.so.$(VERSION_MAJOR)
+LIB_SO      = $(BUILD)/lib/libgpumerge.so.$(VERSION)
+LIB_PC      = $(BUILD)/lib/gpumerge.pc
+LIBS_PRIVATE = $(strip $(GPU_LIBS) $(GM_LDLIBS))
+AR         ?= ar
 
 # gpumerge-mpi: built when Open MPI's compiler wrapper is found.
 MPICC_FOUND := $(shell command -v mpicc 2>/dev/null)
@@ -111,24 +155,61 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records lines package \
-           mpi
+TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records recgpu lines \
+           package report mpi lib lib_static
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
 # Keep the test objects between runs.
 .SECONDARY:
 
 .PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
-        install-strip uninstall dist distcheck clean criterion openmpi FORCE
+        install-strip uninstall dist distcheck clean criterion openmpi pkgconfig FORCE
 
-all: $(PROG) $(MPI_PROG) $(BUILD)/man/gpumerge.1
+all: $(PROG) $(CUDA_LIB) $(MPI_PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/man/gpumerge.3
 ifeq ($(MPICC),)
 	@echo "gpumerge-mpi not built: no mpicc (make openmpi installs Open MPI)"
 endif
 
-$(PROG): $(CLI_OBJ) $(CORE_OBJ) $(GPU_OBJ)
-	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+# The program: the command line on the library's core objects (the same build,
+# less the API's entry points), and its GPU engine: the loader of CUDA_LIB in a
+# CUDA build, so that a run that never uses the GPU starts as a CPU-only one.
+PROG_CORE_OBJ = $(filter-out $(BUILD)/core/api.o,$(CORE_OBJ))
+$(PROG): $(CLI_OBJ) $(PROG_CORE_OBJ) $(PROG_GPU_OBJ) | $(CUDA_LIB)
+	$(LINK.gm) -o $@ $^ $(PROG_LIBS) $(GM_LDLIBS) $(LDLIBS)
 	@echo "built ./$(PROG) $(BUILD_KIND)"
+
+# The CUDA engine the program loads (cuda/gpu_load.c): the GPU objects, the
+# status functions they call, and the CUDA runtime, bound to their own symbols.
+$(CUDA_LIB): $(GPU_OBJ) $(BUILD)/cuda/status.pic.o
+	$(LINK.gm) -shared -Wl,-Bsymbolic -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+
+$(BUILD)/cuda/status.pic.o: core/status.c
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -fPIC -c -o $@ $<
+
+# The loader looks beside the program, in ../lib/gpumerge, and in LIBDIR's.
+$(BUILD)/cuda/gpu_load.o: cuda/gpu_load.c
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -DGM_ENGINE_DIR='"$(LIBDIR)/gpumerge"' -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ) lib/gpumerge.map
+	@mkdir -p $(dir $@)
+	$(LINK.gm) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/gpumerge.map \
+	  -o $@ $(LIB_OBJ) $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+	@echo "built $@ (soname $(LIB_SONAME)) and $(LIB_A) $(BUILD_KIND)"
+
+# gpumerge.pc with this make's paths and libraries: rewritten when they change.
+$(LIB_PC): lib/gpumerge.pc.in VERSION FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' lib/gpumerge.pc.in >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; echo "wrote $@"; fi
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -164,6 +245,10 @@ $(BUILD)/cli/version.o: cli/version.c $(BUILD)/cli/engine.txt
 $(BUILD)/man/gpumerge.1: man/gpumerge.1 VERSION
 	@mkdir -p $(dir $@)
 	sed '1,/^\.TH /s/^\(\.TH GPUMERGE 1 [^ ]* "gpumerge\)"/\1 $(VERSION)"/' man/gpumerge.1 >$@
+
+$(BUILD)/man/gpumerge.3: man/gpumerge.3 VERSION
+	@mkdir -p $(dir $@)
+	sed '1,/^\.TH /s/^\(\.TH GPUMERGE 3 [^ ]* "libgpumerge\)"/\1 $(VERSION)"/' man/gpumerge.3 >$@
 
 # -MMD -MP: each CUDA object depends on every header it includes (the .d files).
 $(BUILD)/cuda/%.o: cuda/%.cu
@@ -204,8 +289,57 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
                       $(TESTING_OBJ)
 	$(LINK.gm) -o $@ $^ -lcriterion $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
+# pkg-config comes from the distribution too (the library's suite links through it).
+pkgconfig:
+	@if ! command -v pkg-config >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing pkg-config with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      pkg-config) >/dev/null || exit 1; \
+	  else \
+	    echo "pkg-config is missing; install it with: sudo apt-get install pkg-config"; exit 1; \
+	  fi; \
+	fi
+
+# The library's suite (tests/test_lib.c) sees the library as its users do: made
+# install puts it in LIB_ROOT (a PREFIX under the build), and the suite takes its
+# header and flags from pkg-config there; test_lib links it shared (found by an
+# rpath), test_lib_static the archive. The programs the suite builds against it use
+# this build's compiler and sanitizers (GM_TEST_CC).
+LIB_ROOT = $(abspath $(BUILD))/tests/libroot
+LIB_PKG  = PKG_CONFIG_PATH=$(LIB_ROOT)/lib/pkgconfig pkg-config
+$(LIB_ROOT)/installed: $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $(LIB_A) $(LIB_SO) \
+                       include/gpumerge.h | pkgconfig
+	rm -rf $(LIB_ROOT)
+	$(MAKE) --no-print-directory -s install DESTDIR= PREFIX=$(LIB_ROOT) BINDIR=$(LIB_ROOT)/bin \
+	  LIBDIR=$(LIB_ROOT)/lib INCLUDEDIR=$(LIB_ROOT)/include MANDIR=$(LIB_ROOT)/share/man \
+	  PKGCONFIGDIR=$(LIB_ROOT)/lib/pkgconfig LIB_PC=$(abspath $(BUILD))/tests/gpumerge.pc
+	touch $@
+
+$(BUILD)/tests/test_lib.o: tests/test_lib.c tests/helpers.h $(LIB_ROOT)/installed | criterion
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -DGM_TEST_LIB_ROOT='"$(LIB_ROOT)"' -DGM_TEST_CC='"$(CC) $(SANFLAGS)"' \
+	  $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
+
+$(BUILD)/tests/test_lib: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers.o
+	$(LINK.gm) -o $@ $^ -Wl,-rpath,$(LIB_ROOT)/lib $$($(LIB_PKG) --libs gpumerge) -lcriterion \
+	  $(GM_LDLIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_lib_static: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers.o
+	$(LINK.gm) -o $@ $^ $$($(LIB_PKG) --static --libs gpumerge | sed 's/-lgpumerge/-l:libgpumerge.a/') \
+	  -lcriterion $(GM_LDLIBS) $(LDLIBS)
+
 # The compatibility suite also calls the option parser directly.
 $(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
+
+# The GPU suite's key-value cases and their reference (tests/pairs.c), which
+# gpupairs, the driver compute-sanitizer runs over them, shares.
+$(BUILD)/tests/test_gpu: $(BUILD)/tests/pairs.o
+$(BUILD)/tests/pairs.o: tests/pairs.h
+GPUPAIRS = $(BUILD)/tests/gpupairs
+$(GPUPAIRS): $(BUILD)/tests/gpupairs.o $(BUILD)/tests/pairs.o $(BUILD)/tests/helpers.o \
+             $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
+	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # gpumerge with GPU choices forced from its first arguments (cuda/testing.h), for
 # tests/sanitize.sh and the CLI suite: the CLI's main under another name.
@@ -218,20 +352,24 @@ $(FORCED): $(BUILD)/tests/gpumerge_forced.o $(BUILD)/tests/cli_main.o \
            $(OPTIONS_OBJ) $(CORE_OBJ) $(GPU_OBJ) $(TESTING_OBJ)
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
-test: $(PROG) $(MPI_PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1
-	@if command -v groff >/dev/null; then \
-	  echo "== $(BUILD)/man/gpumerge.1"; groff -man -ww -z $(BUILD)/man/gpumerge.1 || exit 1; fi
+test: $(PROG) $(MPI_PROG) $(FORCED) $(TEST_BIN) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3
+	@if command -v groff >/dev/null; then for m in 1 3; do \
+	  echo "== $(BUILD)/man/gpumerge.$$m"; groff -man -ww -z $(BUILD)/man/gpumerge.$$m || exit 1; done; fi
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GPUMERGE_MPI=$(if $(MPI_PROG),$(CURDIR)/$(MPI_PROG)) sh tests/run.sh $(TEST_BIN)
 
-test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli
+test-gpu: gpumerge $(FORCED) $(BUILD)/tests/test_gpu $(BUILD)/tests/test_cli \
+          $(BUILD)/tests/test_recgpu $(BUILD)/tests/test_lib_static
 	GM_TEST_REQUIRE_GPU=1 $(BUILD)/tests/test_gpu
+	GM_TEST_REQUIRE_GPU=1 TESTDATA=$(CURDIR)/testdata $(BUILD)/tests/test_lib_static
 	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
 	  GM_TEST_DEVICE=gpu $(BUILD)/tests/test_cli
+	GPUMERGE=$(CURDIR)/gpumerge GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
+	  $(BUILD)/tests/test_recgpu
 
 SANITIZER ?= compute-sanitizer
-sanitize: gpumerge $(FORCED)
-	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) \
+sanitize: gpumerge $(FORCED) $(GPUPAIRS)
+	SANITIZER=$(SANITIZER) GPUMERGE=./gpumerge GPUMERGE_FORCED=$(FORCED) GPUPAIRS=$(GPUPAIRS) \
 	  bash tests/sanitize.sh memcheck racecheck synccheck
 
 # The host code under the compilers' sanitizers, CPU-only, in build dirs of their
@@ -363,13 +501,24 @@ COMPLETIONS     = $(PREFIX)/share/bash-completion/completions
 INSTALL_PROGRAM = $(INSTALL) -m 755
 INSTALL_DATA    = $(INSTALL) -m 644
 
-install: $(PROG) $(BUILD)/man/gpumerge.1
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS)
+install: $(PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/man/gpumerge.3
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS) \
+	  $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3
 	$(INSTALL_PROGRAM) $(PROG) $(DESTDIR)$(BINDIR)/gpumerge
 	@if [ -n "$(MPI_PROG)" ] && [ -f "$(MPI_PROG)" ]; then \
 	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
+	@if [ -n "$(CUDA_LIB)" ]; then \
+	  $(INSTALL) -d $(DESTDIR)$(LIBDIR)/gpumerge && \
+	  $(INSTALL_PROGRAM) $(CUDA_LIB) $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so; fi
+	$(INSTALL_DATA) $(LIB_A) $(DESTDIR)$(LIBDIR)/libgpumerge.a
+	$(INSTALL_PROGRAM) $(LIB_SO) $(DESTDIR)$(LIBDIR)/libgpumerge.so.$(VERSION)
+	ln -sf libgpumerge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgpumerge.so
+	$(INSTALL_DATA) include/gpumerge.h $(DESTDIR)$(INCLUDEDIR)/gpumerge.h
+	$(INSTALL_DATA) $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/gpumerge.pc
+	$(INSTALL_DATA) $(BUILD)/man/gpumerge.3 $(DESTDIR)$(MANDIR)/man3/gpumerge.3
 
 # install with the programs stripped: the same rule, no second make (whose options,
 # -o among them, would not carry over)
@@ -379,7 +528,12 @@ install-strip: install
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
 	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
-	  $(DESTDIR)$(COMPLETIONS)/gpumerge
+	  $(DESTDIR)$(COMPLETIONS)/gpumerge $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so \
+	  $(DESTDIR)$(LIBDIR)/libgpumerge.a $(DESTDIR)$(LIBDIR)/libgpumerge.so \
+	  $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgpumerge.so.$(VERSION) \
+	  $(DESTDIR)$(INCLUDEDIR)/gpumerge.h $(DESTDIR)$(PKGCONFIGDIR)/gpumerge.pc \
+	  $(DESTDIR)$(MANDIR)/man3/gpumerge.3
+	@rmdir $(DESTDIR)$(LIBDIR)/gpumerge 2>/dev/null || true
 
 # ---------------------------------------------------------------- dist
 
@@ -404,6 +558,6 @@ distcheck: dist
 check: test
 
 clean:
-	rm -rf $(BUILD) gpumerge gpumerge-mpi build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) gpumerge gpumerge-mpi gpumerge-cuda.so build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -5,7 +5,9 @@
 # in the same run and on the same files:
 #   merge:  gpumerge merge a b    vs  LC_ALL=C sort -m -n a b   and  cat a b > out
 #   sort:   gpumerge sort r       vs  LC_ALL=C sort -n --parallel=$(nproc) r
-# Every output is compared with sort's. Each time is the median of REPEAT runs.
+# Every output is compared with sort's. Each time is the median of REPEAT runs, with
+# their range (min-max) beside it; hyperfine times them where it is installed
+# (bench/median.sh).
 #
 # Usage: bench/e2e.sh [N]     environment: DEVICES (any of cpu gpu auto, default cpu),
 #        REPEAT (default 5), REPEAT_GNU (GNU sort's runs, default REPEAT), GEN (the
@@ -53,6 +55,7 @@ if [ ! -s "$DIR/r.$N" ]; then
     tail -n +"$((half + 1))" "$DIR/r.$N" | sort -n --parallel="$(nproc)" >"$DIR/b.$N"
 fi
 A=$DIR/a.$N B=$DIR/b.$N R=$DIR/r.$N OUT=$DIR/out
+export A B R OUT GPUMERGE # for the commands hyperfine runs in a child bash
 
 . "$(dirname "$0")/median.sh"
 # median_time CMD...: median wall time of REPEAT runs (GNU sort's commands:
@@ -87,16 +90,18 @@ for d in $DEVICES; do
     check_same sort "$OUT.sortn" "$OUT.gms"
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.2f", a / b }'; }
 echo
-echo "machine: $(nproc) cores, $(uname -m); N=$N lines; median of $REPEAT; $(date -u +%Y-%m-%d)"
-printf '%-40s %8s\n' "command" "seconds"
-printf '%-40s %8s\n' "cat a b > out" "$t_cat"
-printf '%-40s %8s\n' "sort -m -n a b" "$t_sortm"
-printf '%-40s %8s\n' "sort -n --parallel=$(nproc) r" "$t_sortn"
+echo "machine: $(nproc) cores, $(uname -m); N=$N lines; median (min-max) of $REPEAT" \
+    "$(command -v hyperfine >/dev/null && [ -z "${NO_HYPERFINE:-}" ] && echo "by hyperfine");" \
+    "$(date -u +%Y-%m-%d)"
+printf '%-40s %s\n' "command" "seconds"
+printf '%-40s %s\n' "cat a b > out" "$(shown "$t_cat")"
+printf '%-40s %s\n' "sort -m -n a b" "$(shown "$t_sortm")"
+printf '%-40s %s\n' "sort -n --parallel=$(nproc) r" "$(shown "$t_sortn")"
 for d in $DEVICES; do
-    printf '%-40s %8s\n' "gpumerge merge --device=$d a b" "${t_gm[$d]}"
-    printf '%-40s %8s\n' "gpumerge sort --device=$d r" "${t_gms[$d]}"
+    printf '%-40s %s\n' "gpumerge merge --device=$d a b" "$(shown "${t_gm[$d]}")"
+    printf '%-40s %s\n' "gpumerge sort --device=$d r" "$(shown "${t_gms[$d]}")"
 done
 echo
 for d in $DEVICES; do

@@ -37,9 +37,10 @@ if [ -z "${DIR:-}" ]; then
 fi
 
 . "$(dirname "$0")/median.sh"
-median() { median_runs "$REPEAT" "$@"; } # of REPEAT runs
+export DIR GPUMERGE # for the commands hyperfine runs in a child bash
+median() { shown "$(median_runs "$REPEAT" "$@")"; } # of REPEAT runs: median (min-max)
 same() { cmp -s "$1" "$2" || { echo "MISMATCH: $1 and $2 differ" >&2; exit 1; }; }
-row() { printf '%-58s %8s\n' "$1" "$2"; }
+row() { printf '%-58s %s\n' "$1" "$2"; }
 
 echo "machine: $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); $(date -u +%Y-%m-%d)"
 
@@ -53,11 +54,12 @@ REPEAT=$REPEAT_SAVED
 # --- pipes
 R=$DIR/r
 "$GEN" "$N" >"$R"
+export R
 file_sort() { "$GPUMERGE" sort --device="$1" "$R" -o "$DIR/out.$1"; }
 pipe_in() { cat "$R" | "$GPUMERGE" sort --device="$1" - -o "$DIR/pin.$1"; }
 pipe_out() { "$GPUMERGE" sort --device="$1" "$R" | cat >"$DIR/pout.$1"; }
 cat_cat() { cat "$R" | cat >"$DIR/catcat"; }
-echo "N=$N lines, median of $REPEAT"
+echo "N=$N lines, median (min-max) of $REPEAT"
 row "cat r | cat > out" "$(median cat_cat)"
 for d in $DEVICES; do
     row "gpumerge sort --device=$d r -o out" "$(median file_sort "$d")"
@@ -76,7 +78,7 @@ if [ "$N_BIG" -gt 0 ]; then
         w=
         [ "$keys" = int64 ] && w=-w
         "$GEN" $w "$N_BIG" >"$R"
-        echo "N_BIG=$N_BIG lines ($keys keys), median of $REPEAT"
+        echo "N_BIG=$N_BIG lines ($keys keys), median (min-max) of $REPEAT"
         for d in $DEVICES; do
             [ "$d" = auto ] && continue
             row "gpumerge sort --device=$d r -o out" "$(median file_sort "$d")"

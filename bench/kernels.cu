@@ -8,10 +8,14 @@
  * merge kernel in its passes), cub::DeviceMergeSort::SortKeys,
  * cub::DeviceRadixSort::SortKeys and thrust::sort.
  *
- * Every result is checked against the CPU engine. Times are CUDA-event medians of
+ * Pairs (bench/pairs.cuh): key-value merges and sorts, u64 and u32 keys with u32
+ * values at 2^24 and 2^28 pairs, against CUB's MergePairs, merge sort and radix sort.
+ *
+ * Every result is checked against the CPU engine (the pairs' against CUB's radix
+ * sort, stable). Times are CUDA-event medians of
  * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
  * bytes read plus written (2 n sizeof(key)), as the copy's does.
- * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|crossover|lanes|stages|all]
+ * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|pairs|crossover|lanes|stages|all]
  *                [ways, for stages: 2 or 4]
  *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
  * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table;
@@ -225,7 +229,7 @@ template <typename K> static void bench_merge(int lg)
         char name[64];
         snprintf(name, sizeof name, "gpumerge %s", gm_kernel_name(k));
         row("merge", name, lg, bits, t, bytes, copy_s, n, ok);
-        if (k == GM_KERNEL_TILED && gm_device.dependent_launch) {
+        if (k == GM_KERNEL_TILED && gm_facts.dependent_launch) {
             /* the same with each kernel launched after the previous one ends */
             gm_gpu_choices serial = {};
             serial.serial_launches = 1;
@@ -372,6 +376,8 @@ template <typename K> static void bench_sort(int lg)
     ok = same(d_a, want);
     row("sort", "thrust::sort", lg, bits, time_median(th_run) - copy_s, 0, 0, n, ok);
 }
+
+#include "pairs.cuh"
 
 /* Where a sort's time goes: the block sort and each merge pass of one real sort
  * (sort.cu's plan, its stages with events between them), medians over REPEAT
@@ -523,6 +529,10 @@ int main(int argc, char **argv)
             bench_lanes<int64_t>(lg);
         return 0;
     }
+    if (strcmp(what, "pairs") == 0) {
+        bench_pairs(max_lg);
+        return 0;
+    }
     bool merges = strcmp(what, "sort") != 0, sorts = strcmp(what, "merge") != 0;
     for (int lg : { 20, 24, 26, 28 })
         if (merges && lg <= max_lg)
@@ -536,6 +546,8 @@ int main(int argc, char **argv)
     for (int lg : { 24, 27 })
         if (sorts && lg <= max_lg - 1)
             bench_sort<int64_t>(lg);
+    if (strcmp(what, "all") == 0)
+        bench_pairs(max_lg);
     if (tsv)
         fclose(tsv);
     return 0;

@@ -3,7 +3,8 @@
 # bytes; ts a 10-digit epoch second, so many lines share one; build/bench/gen -c)
 # sorted file to file by a field, against GNU sort, cat, and, where installed,
 # DuckDB and Polars doing the same stable sort (bench/peers.mjs). Every output is
-# compared with GNU sort's; each time is the median of REPEAT runs.
+# compared with GNU sort's; each time is the median of REPEAT runs with their range
+# (min-max), timed by hyperfine where it is installed (bench/median.sh).
 #
 #   -t, -k2,2n        gpumerge and sort; the stable peers against sort -s
 #   -t, -k2,2nr -s    gpumerge and sort
@@ -50,27 +51,30 @@ median_time() {
 same() { # same WHAT EXPECTED ACTUAL
     cmp -s "$2" "$3" || { echo "MISMATCH: $1 differs from GNU sort" >&2; exit 1; }
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.1f", a / b }'; }
 
 cat_in() { cat "$IN" >"$DIR/cat"; }
 gnu_sort() { sort "$@" --parallel="$P" "$IN" -o "$DIR/gnu"; }
-gm_sort() { local d=$1; shift; "$GPUMERGE" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
+gm_sort() { local d=$1; shift; rm -f "$DIR/gm"; "$GPUMERGE" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
 peer() { PEERS=$PEERS node "$HERE/peers.mjs" "$1" "$IN" "$DIR/peer"; }
 
-echo "machine: $P cores, $(uname -m); N=$N lines ($(du -h "$IN" | cut -f1)); median of $REPEAT; $(date -u +%Y-%m-%d)"
+export IN DIR P GPUMERGE PEERS HERE # for the commands hyperfine runs in a child bash
+echo "machine: $P cores, $(uname -m); N=$N lines ($(du -h "$IN" | cut -f1)); median (min-max)" \
+    "of $REPEAT$(command -v hyperfine >/dev/null && [ -z "${NO_HYPERFINE:-}" ] && echo " by hyperfine");" \
+    "$(date -u +%Y-%m-%d)"
 t_cat=$(median_time cat_in)
-printf '%-48s %8s\n' "cat in > out" "$t_cat"
+printf '%-48s %s\n' "cat in > out" "$(shown "$t_cat")"
 run_order() { # run_order NAME OPTIONS...
     local name=$1
     shift
     local t_gnu
     t_gnu=$(median_time gnu_sort "$@")
-    printf '%-48s %8s\n' "sort $* --parallel=$P" "$t_gnu"
+    printf '%-48s %s\n' "sort $* --parallel=$P" "$(shown "$t_gnu")"
     for d in $DEVICES; do
         local t
         t=$(median_time gm_sort "$d" "$@")
         same "$name" "$DIR/gnu" "$DIR/gm"
-        printf '%-48s %8s   %sx sort, %sx cat\n' "gpumerge --device=$d $*" "$t" \
+        printf '%-48s %s   %sx sort, %sx cat\n' "gpumerge --device=$d $*" "$(shown "$t")" \
             "$(ratio "$t_gnu" "$t")" "$(ratio "$t" "$t_cat")"
     done
 }
@@ -86,7 +90,7 @@ for what in $ONLY; do
         for e in duckdb polars; do
             t=$(median_time peer "$e")
             same "$e" "$DIR/gnu" "$DIR/peer"
-            printf '%-48s %8s\n' "$e (read_csv, stable sort by ts, write)" "$t"
+            printf '%-48s %s\n' "$e (read_csv, stable sort by ts, write)" "$(shown "$t")"
         done
         ;;
     esac

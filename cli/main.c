@@ -9,9 +9,11 @@
  *
  * Exit status, as sort(1): 0 success, 1 check found disorder, 2 any error.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "../core/gm.h"
@@ -21,15 +23,19 @@
 enum { EXIT_OK = 0, EXIT_DISORDER = 1, EXIT_TROUBLE = 2 };
 
 /* The core's messages (-v, notices, --progress) go to standard error. On a
- * terminal a progress line is redrawn in place (\r, erase to the end of the line)
- * and ended before any other message; elsewhere it is a plain line. */
+ * terminal a progress line is redrawn in place (\r, erase to the end of the line),
+ * cut to the terminal's width so that it stays one line, and ended before any
+ * other message; elsewhere it is a plain line. */
 static int progress_shown;
 
 static void print_message(void *ctx, gm_message kind, const char *text)
 {
     (void)ctx;
     if (kind == GM_MSG_PROGRESS && isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\rgpumerge: %s\033[K", text);
+        struct winsize ws;
+        int width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20
+                        ? ws.ws_col - 1 - (int)strlen("gpumerge: ") : INT_MAX;
+        fprintf(stderr, "\rgpumerge: %.*s\033[K", width, text);
         progress_shown = 1;
         return;
     }
@@ -103,7 +109,7 @@ int main(int argc, char **argv)
         gm_cli_usage(stdout);
         code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     } else if (cli.show_version) {
-        gm_cli_version(stdout);
+        gm_cli_version(stdout, &cli.config);
         code = fflush(stdout) == 0 ? EXIT_OK : EXIT_TROUBLE;
     } else {
         cli.config.message = print_message;

@@ -124,7 +124,7 @@ static int run_ranks(int argc, char **argv, int rank, int nlocal)
             if (cli.show_help)
                 gm_cli_usage(stdout);
             else
-                gm_cli_version(stdout);
+                gm_cli_version(stdout, &cli.config);
         }
         code = rank == 0 && fflush(stdout) != 0 ? EXIT_TROUBLE : EXIT_OK;
         gm_cli_free(&cli);

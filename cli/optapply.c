@@ -2,7 +2,7 @@
  * optapply.c - what each option does to the parse: the order of lines (-b, -f, -g,
  * -h, -n, -k, -t, -s, -r, -u, -z, --sort), the mode (-c, -C, --check, -m,
  * --strict) and the run (-o, -S, -T, --batch-size, --parallel, --files0-from, -v,
- * --progress, --device, --kernel, --threads, --help, --version), and the options
+ * --progress, --device, --gpu, --kernel, --threads, --help, --version), and the options
  * refused by name. The checks and messages are coreutils' sort.c's, word for word.
  */
 #include "options_impl.h"
@@ -110,9 +110,10 @@ enum { NOT_MINE = -1 };
 static int apply_order(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
                        const char *spelled, gm_status *st)
 {
-    static const char *const sort_names[] = { "general-numeric", "human-numeric", "month",
-                                              "numeric", "random", "version" };
-    static const int sort_values[] = { 'g', 'h', 'M', 'n', 'R', 'V' };
+    /* the orders gpumerge takes first: a bad word's message lists only those */
+    static const char *const sort_names[] = { "general-numeric", "human-numeric", "numeric",
+                                              "month", "random", "version" };
+    static const int sort_values[] = { 'g', 'h', 'n', 'M', 'R', 'V' };
     gm_config *cfg = &cli->config;
     int n;
     switch (id) {
@@ -147,7 +148,7 @@ static int apply_order(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
         cli->keyspec.eol = '\0';
         return GM_OK;
     case OPT_SORT:
-        if (gm_cli_arg_match("--sort", arg, sort_names, 6, &n, st))
+        if (gm_cli_arg_match("--sort", arg, sort_names, 6, 3, &n, st))
             return st->code;
         if (strchr("ghn", sort_values[n]))
             return set_order(cli, ps, sort_values[n], st);
@@ -173,7 +174,7 @@ static int apply_mode(gm_cli *cli, gm_cli_state *ps, int id, const char *arg, gm
     case OPT_CHECK:
         if (!arg)
             return set_check(ps, 'c', st);
-        if (gm_cli_arg_match("--check", arg, check_names, 2, &n, st))
+        if (gm_cli_arg_match("--check", arg, check_names, 2, 2, &n, st))
             return st->code;
         return set_check(ps, check_values[n], st);
     case 'm':
@@ -223,6 +224,8 @@ static int apply_run(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
             return gm_cli_bad_choice(st, "--device", arg, "auto, cpu, gpu");
         cfg->device = (gm_device)n;
         return GM_OK;
+    case OPT_GPU:
+        return gm_cli_parse_gpu(cli, arg, st);
     case OPT_KERNEL:
         n = gm_cli_pick(arg, kernels, 4);
         if (n < 0)

@@ -71,6 +71,7 @@ static const cli_option long_options[] = {
     { "version", NO_ARG, OPT_VERSION, 1 },
     { "verbose", NO_ARG, 'v', 0 },
     { "device", REQUIRED_ARG, OPT_DEVICE, 0 },
+    { "gpu", REQUIRED_ARG, OPT_GPU, 0 },
     { "kernel", REQUIRED_ARG, OPT_KERNEL, 0 },
     { "threads", REQUIRED_ARG, OPT_THREADS, 0 },
     { "progress", NO_ARG, OPT_PROGRESS, 0 },

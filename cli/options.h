@@ -34,8 +34,9 @@ void gm_cli_free(gm_cli *cli);
 /* The full --help text. */
 void gm_cli_usage(FILE *to);
 
-/* The --version text: version and the engine this binary was built with
- * (version.c, which the Makefile compiles with the build's description). */
-void gm_cli_version(FILE *to);
+/* The --version text: version, the engine this binary was built with (version.c,
+ * which the Makefile compiles with the build's description) and the device cfg's
+ * --gpu names, or why there is none. */
+void gm_cli_version(FILE *to, const gm_config *cfg);
 
 #endif

@@ -19,7 +19,7 @@
 enum {
     OPT_CHECK = 256, OPT_COMPRESS_PROGRAM, OPT_DEBUG, OPT_FILES0_FROM, OPT_BATCH_SIZE,
     OPT_RANDOM_SOURCE, OPT_SORT, OPT_PARALLEL, OPT_HELP, OPT_VERSION,
-    OPT_DEVICE, OPT_KERNEL, OPT_THREADS, OPT_PROGRESS, OPT_STRICT
+    OPT_DEVICE, OPT_KERNEL, OPT_THREADS, OPT_PROGRESS, OPT_STRICT, OPT_GPU
 };
 
 /* State that lives only while parsing. */
@@ -46,11 +46,13 @@ int gm_cli_refuse(int id, const char *spelled, const char *prefix, gm_status *st
  * global options (no -k, or a key without flags of its own). */
 int gm_cli_check_orders(const gm_cli *cli, const gm_cli_state *ps, gm_status *st);
 
-/* optnum.c: -S (sort's specify_sort_size), --parallel (specify_nthreads) and
- * --batch-size (specify_nmerge), into cli->config. */
+/* optnum.c: -S (sort's specify_sort_size), --parallel (specify_nthreads),
+ * --batch-size (specify_nmerge) and --gpu, into cli->config. */
 int gm_cli_parse_size(gm_cli *cli, const char *opt, const char *arg, gm_status *st);
 int gm_cli_parse_parallel(gm_cli *cli, const char *arg, gm_status *st);
 int gm_cli_parse_batch_size(gm_cli *cli, const char *arg, gm_status *st);
+/* --gpu=N: a device number (from 0), in the words sort uses for a bad count. */
+int gm_cli_parse_gpu(gm_cli *cli, const char *arg, gm_status *st);
 
 /* files0.c: reads --files0-from's names into cli->files (cli->names0 holds
  * their text). */
@@ -68,8 +70,10 @@ int gm_cli_bad_choice(gm_status *st, const char *opt, const char *arg, const cha
 /* Maps arg to the index of one of names[], or -1. */
 int gm_cli_pick(const char *arg, const char *const *names, int count);
 /* gnulib's argmatch: sets *index to the choice that arg names exactly or
- * abbreviates unambiguously, or fails with sort's message. */
+ * abbreviates unambiguously among count names, or fails with sort's message,
+ * which lists the first listed of them (the choices gpumerge accepts; the others
+ * are known only to be refused by name). */
 int gm_cli_arg_match(const char *opt, const char *arg, const char *const *names, int count,
-                     int *index, gm_status *st);
+                     int listed, int *index, gm_status *st);
 
 #endif

@@ -65,9 +65,9 @@ int gm_cli_pick(const char *arg, const char *const *names, int count)
 /* gnulib's argmatch, as sort uses it for --check and --sort: an exact name or
  * an unambiguous abbreviation. names[] holds the choices, synonyms as "a|b".
  * Sets *index to the choice, or fails with sort's message, which lists the
- * valid arguments one choice a line. */
+ * first listed choices one a line. */
 int gm_cli_arg_match(const char *opt, const char *arg, const char *const *names, int count,
-                     int *index, gm_status *st)
+                     int listed, int *index, gm_status *st)
 {
     size_t len = strlen(arg);
     int found = -1, ambiguous = 0;
@@ -93,7 +93,7 @@ int gm_cli_arg_match(const char *opt, const char *arg, const char *const *names,
     char msg[768];
     int at = snprintf(msg, sizeof msg, "%s argument '%.200s' for '%s'\nValid arguments are:",
                       found < 0 ? "invalid" : "ambiguous", arg, opt);
-    for (int i = 0; i < count && at < (int)sizeof msg; i++) {
+    for (int i = 0; i < listed && at < (int)sizeof msg; i++) {
         at += snprintf(msg + at, sizeof msg - (size_t)at, "\n  - '");
         for (const char *c = names[i]; *c && at < (int)sizeof msg - 8; c++)
             at += *c == '|' ? snprintf(msg + at, sizeof msg - (size_t)at, "', '")

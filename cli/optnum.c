@@ -2,7 +2,8 @@
  * optnum.c - the option parser's numbers, as coreutils' sort.c reads them: -S's
  * size (specify_sort_size), --parallel's count (specify_nthreads) and
  * --batch-size's (specify_nmerge), each through gnulib's xstrtoumax rules
- * (read_count here) and with xstrtol_fatal's messages.
+ * (read_count here) and with xstrtol_fatal's messages; gpumerge's --gpu device
+ * number read and reported the same way.
  */
 #include "options_impl.h"
 
@@ -148,5 +149,20 @@ int gm_cli_parse_batch_size(gm_cli *cli, const char *arg, gm_status *st)
     if (r != NUM_OK)
         return number_error(st, r, "--batch-size", arg);
     cli->config.batch_size = (int)n;
+    return GM_OK;
+}
+
+/* --gpu=N: a device number from 0, read as sort reads a count (no sign, no
+ * suffix). Whether device N exists is the probe's to say, when CUDA starts. */
+int gm_cli_parse_gpu(gm_cli *cli, const char *arg, gm_status *st)
+{
+    uintmax_t n;
+    const char *end;
+    num_result r = read_count(arg, &end, &n, "");
+    if (r == NUM_OK && n > INT32_MAX)
+        r = NUM_OVERFLOW;
+    if (r != NUM_OK)
+        return number_error(st, r, "--gpu", arg);
+    cli->config.gpu = (int)n;
     return GM_OK;
 }

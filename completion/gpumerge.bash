@@ -23,8 +23,8 @@ _gpumerge()
         --numeric-sort --general-numeric-sort --human-numeric-sort --key= --field-separator=
         --output= --reverse --stable --unique --ignore-leading-blanks --ignore-case --sort=
         --buffer-size= --temporary-directory= --batch-size= --parallel= --zero-terminated
-        --files0-from= --strict --verbose --progress --device= --kernel= --threads= --help
-        --version"
+        --files0-from= --strict --verbose --progress --device= --gpu= --kernel= --threads=
+        --help --version"
     local shorts="-b -c -C -f -g -h -k -m -n -o -r -s -S -t -T -u -v -z"
     local sorts="numeric general-numeric human-numeric"
 
@@ -51,7 +51,7 @@ _gpumerge()
         COMPREPLY=($(compgen -f -- "${cur#*=}"))
         return ;;
     --buffer-size=* | --batch-size=* | --parallel=* | --threads=* | --key=* | \
-        --field-separator=*)
+        --field-separator=* | --gpu=*)
         return ;;
     esac
 
@@ -80,7 +80,7 @@ _gpumerge()
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
     -S | --buffer-size | --batch-size | --parallel | --threads | -k | --key | -t | \
-        --field-separator)
+        --field-separator | --gpu)
         return ;;
     esac
 
@@ -110,7 +110,7 @@ _gpumerge()
             dashes=1
             break ;;
         --output | --buffer-size | --temporary-directory | --batch-size | --parallel | \
-            --threads | --device | --kernel | --files0-from | --key | --field-separator | \
+            --threads | --device | --gpu | --kernel | --files0-from | --key | --field-separator | \
             --sort | --compress-program | --random-source)
             ((i++)) ;;
         --*) ;;

@@ -194,8 +194,11 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
     if (f < 0) {
         char shown[512];
         free(p);
-        return gm_fail(st, GM_EIO, "cannot create a temporary file in %s: %s",
-                       gm_quote(dir, shown, sizeof shown), strerror(err));
+        /* sort's words, the folder always quoted as sort quotes it */
+        gm_quote(dir, shown, sizeof shown);
+        int quoted = shown[0] == '\'' || shown[0] == '"';
+        return gm_fail(st, GM_EIO, "cannot create temporary file in %s%s%s: %s",
+                       quoted ? "" : "'", shown, quoted ? "" : "'", strerror(err));
     }
     if (rc != GM_OK) {
         free(p);

@@ -5,15 +5,16 @@
  *
  * GM_HD makes each function __host__ __device__ under nvcc and a plain static
  * inline function under a C compiler. Every function exists for int32_t and int64_t
- * keys (suffix _i32, _i64) with 64-bit positions, and again with 32-bit positions
- * (suffix _i32_t, _i64_t) for tiles in GPU shared memory, where 64-bit index
- * arithmetic would double the work of the inner loops. All four are generated from
- * the one body in corank_impl.h; the CUDA side wraps them in overloads for its
- * key-type templates.
+ * keys (suffix _i32, _i64), and for the unsigned keys the GPU's key-value sorts take
+ * (uint32_t, uint64_t: _u32, _u64), with 64-bit positions, and again with 32-bit
+ * positions (suffix _i32_t, _i64_t, _u32_t, _u64_t) for tiles in GPU shared memory,
+ * where 64-bit index arithmetic would double the work of the inner loops. All are
+ * generated from the one body in corank_impl.h; the CUDA side wraps them in
+ * overloads for its key-type templates.
  *
  * Order: keys are compared after XOR with a mask, 0 for ascending and all ones for
- * descending (~x reverses the order of two's-complement integers exactly), so one
- * routine serves both directions. Ties always take the first input (A) first:
+ * descending (~x reverses the order of two's-complement and of unsigned integers
+ * exactly), so one routine serves both directions. Ties always take the first input (A) first:
  * that is what makes the merge stable.
  */
 #ifndef GM_CORANK_H
@@ -21,10 +22,12 @@
 
 #include <stdint.h>
 
+#ifndef GM_HD /* also defined by keyprefix.h */
 #ifdef __CUDACC__
 #define GM_HD static inline __host__ __device__
 #else
 #define GM_HD static inline
+#endif
 #endif
 
 #define GM_CAT2(a, b) a##b
@@ -57,6 +60,38 @@
 #define GM_KEY int64_t
 #define GM_IDX int32_t
 #define GM_SUF _i64_t
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY uint32_t
+#define GM_IDX int64_t
+#define GM_SUF _u32
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY uint64_t
+#define GM_IDX int64_t
+#define GM_SUF _u64
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY uint32_t
+#define GM_IDX int32_t
+#define GM_SUF _u32_t
+#include "corank_impl.h"
+#undef GM_KEY
+#undef GM_IDX
+#undef GM_SUF
+
+#define GM_KEY uint64_t
+#define GM_IDX int32_t
+#define GM_SUF _u64_t
 #include "corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX

@@ -16,6 +16,7 @@
 
 #include "../cuda/gpu.h"
 #include "cpu.h"
+#include "report.h"
 #include "util.h"
 
 static const struct {
@@ -176,7 +177,7 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (cfg->device == GM_DEVICE_AUTO) {
         if (trivial || cpu_t < rate.gpu_start) {
             snprintf(rep->reason, sizeof rep->reason,
-                     "auto: cpu estimate %.3f s is below the GPU start-up alone", cpu_t);
+                     "auto: cpu estimate %.3f s, too short to pay for a GPU's start-up", cpu_t);
             return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
         }
     }
@@ -187,9 +188,10 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     int rc = gm_gpu_probe(&info, st);
     rep->startup_wait = gm_now() - waited;
     if (rc != GM_OK) {
-        if (cfg->device == GM_DEVICE_GPU)
+        if (cfg->device == GM_DEVICE_GPU || rc == GM_EUSAGE) /* --gpu=N names no device */
             return rc;
-        snprintf(rep->reason, sizeof rep->reason, "auto: %.120s (%.120s)", st->msg, info.detail);
+        snprintf(rep->reason, sizeof rep->reason, "auto: %.120s%s%.120s%s", st->msg,
+                 info.detail[0] ? " (" : "", info.detail, info.detail[0] ? ")" : "");
         return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
     }
     snprintf(rep->gpu_name, sizeof rep->gpu_name, "%s", info.name);
@@ -283,7 +285,7 @@ int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char
      * the sort finds out (a failed start-up then leaves the sort to the CPU). */
     if (gm_gpu_probe_done() && gm_gpu_probe(&info, &st) != GM_OK) {
         snprintf(why, size, "auto: %.200s", st.msg);
-        return 0;
+        return st.code == GM_EUSAGE; /* --gpu=N names no device: the path says so */
     }
     snprintf(why, size, "auto: gpu text path estimate %.3f s with what is left of the "
              "start-up, cpu %.3f s", start + gpu_t, cpu_t);
@@ -317,7 +319,7 @@ int gm_engine_prepare(const gm_config *cfg, int wait, int *done, gm_status *st)
     memset(&info, 0, sizeof info);
     int rc = gm_gpu_probe(&info, st);
     if (rc != GM_OK && info.detail[0])
-        gm_say(cfg, GM_MSG_VERBOSE, "gpu: %s", info.detail);
+        gm_say(cfg, GM_MSG_VERBOSE, "%-*s %s", GM_REPORT_KEY, "gpu", info.detail);
     return rc;
 }
 
@@ -342,4 +344,34 @@ double gm_engine_release(double *took)
     double a = gm_now();
     *took = gm_gpu_teardown();
     return gm_now() - a;
+}
+
+void gm_engine_choose(const gm_config *cfg)
+{
+    gm_gpu_select(cfg->gpu);
+}
+
+int gm_device_describe(const gm_config *cfg, char *buf, size_t size)
+{
+    gm_gpu_info info;
+    gm_status st;
+    gm_gpu_select(cfg->gpu);
+    if (!gm_gpu_built()) {
+        snprintf(buf, size, "none: built without CUDA");
+        return GM_ENODEV;
+    }
+    /* Without a driver CUDA would only say so, after loading itself. */
+    if (!gm_gpu_driver_loaded()) {
+        snprintf(buf, size, "no usable CUDA device: no NVIDIA driver loaded");
+        return GM_ENODEV;
+    }
+    int rc = gm_gpu_probe(&info, &st);
+    if (rc == GM_OK)
+        snprintf(buf, size, "%d: %s (compute capability %d.%d, %d SMs, %.1f GiB)", info.index,
+                 info.name, info.cc_major, info.cc_minor, info.sm_count,
+                 (double)info.total_bytes / (1 << 30));
+    else
+        snprintf(buf, size, "%s", st.msg);
+    gm_gpu_teardown();
+    return rc;
 }

@@ -104,4 +104,8 @@ double gm_engine_release(double *took);
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
                         size_t size);
 
+/* Chooses the CUDA device cfg->gpu names (--gpu=N) for the run's start-up, before
+ * anything may begin it (gm_gpu_select). */
+void gm_engine_choose(const gm_config *cfg);
+
 #endif

@@ -29,10 +29,8 @@ extern "C" {
 /* What to do with the inputs. */
 typedef enum gm_op { GM_OP_MERGE, GM_OP_SORT, GM_OP_CHECK } gm_op;
 
-typedef enum gm_device { GM_DEVICE_AUTO, GM_DEVICE_CPU, GM_DEVICE_GPU } gm_device;
-
-/* Name used on the command line and in -v output. */
-const char *gm_device_name(gm_device d);
+/* gm_device (--device) and gm_device_name, its name on the command line and in -v
+ * output, are the library's: include/gpumerge.h. */
 
 /* What a message from the core is: -v's plan and times, a notice worth a user's
  * attention (the GPU failed and the CPU took over), or a --progress line (the
@@ -49,6 +47,8 @@ typedef struct gm_config {
     int zero_terminated;/* -z: lines end with NUL, not newline */
     gm_device device;   /* --device */
     gm_kernel kernel;   /* --kernel */
+    int gpu;            /* --gpu=N: the CUDA device, numbered from 0 among those
+                           CUDA_VISIBLE_DEVICES leaves; 0 by default */
     const char *output; /* -o FILE, or NULL for standard output */
     size_t buffer_size; /* -S: memory budget in bytes; 0 = chosen from the machine */
     const char *tmpdir; /* -T: temporary files; NULL = $TMPDIR, else /tmp */
@@ -71,6 +71,13 @@ typedef struct gm_config {
  * st) when an input is not sorted. names are file names, "-" meaning standard
  * input; no names means standard input. */
 int gm_run(gm_op op, const gm_config *cfg, char *const *names, int nnames, gm_status *st);
+
+/* The device cfg->gpu names, in words for --version: "N: NAME (compute capability
+ * X.Y, ...)", or why none is usable ("no usable CUDA device: no NVIDIA driver
+ * loaded", with no CUDA call then; "none: built without CUDA"; "--gpu=N: no such
+ * CUDA device: ..."). Starts CUDA where a driver is loaded, and ends it before
+ * returning. Returns GM_OK when the device is usable, else the probe's code. */
+int gm_device_describe(const gm_config *cfg, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

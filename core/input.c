@@ -42,7 +42,7 @@ int gm_input_open(gm_input *in, const char *name, gm_status *st)
     if (fstat(in->fd, &sb) != 0)
         return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(errno));
     if (S_ISDIR(sb.st_mode))
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(EISDIR));
+        return gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(EISDIR));
     return GM_OK;
 }
 

@@ -22,6 +22,7 @@
 
 #include "input.h"
 #include "pread.h"
+#include "progress.h"
 #include "util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -153,6 +154,7 @@ int gm_lines_open(gm_lines_src *s, const char *name, char eol, int drained, gm_s
     s->own_fd = in.fd != STDIN_FILENO;
     src_init(s, in.fd, eol);
     s->done = s->eof = drained;
+    s->input = 1;
     return GM_OK;
 }
 
@@ -248,7 +250,7 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
             return GM_OK;
         }
         if (errno != EINTR)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(errno));
+            return gm_fail(st, GM_EIO, "read failed: %s: %s", s->shown, strerror(errno));
     }
 }
 
@@ -363,6 +365,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     b->counts = counts;
     b->ncounts = (len + UNIT - 1) / UNIT;
     s->bytes += (int64_t)len;
+    if (s->input)
+        gm_progress_read((int64_t)len);
     *out = b;
     return GM_OK;
 }
@@ -465,4 +469,46 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
     }
     free(mem);
     return rc;
+}
+
+struct count_all {
+    const unsigned char *data;
+    size_t len;
+    unsigned char eol;
+    int pieces;
+    size_t count[GM_LINES_COUNT_PIECES];
+};
+
+static void count_piece(void *ctx, int i)
+{
+    struct count_all *j = ctx;
+    const unsigned char *p = j->data + j->len * (size_t)i / (size_t)j->pieces;
+    const unsigned char *end = j->data + j->len * (size_t)(i + 1) / (size_t)j->pieces;
+    size_t n = 0;
+    while (p < end && (p = memchr(p, j->eol, (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    j->count[i] = n;
+}
+
+size_t gm_lines_count(const gm_lines_block *b, char eol, int nthreads)
+{
+    size_t n = 0;
+    if (b->counts) {
+        for (size_t i = 0; i < b->ncounts; i++)
+            n += b->counts[i];
+        return n;
+    }
+    struct count_all j = { b->data, b->len, (unsigned char)eol, 1, { 0 } };
+    size_t want = b->len / SPLIT_PIECE + 1;
+    j.pieces = want < (size_t)nthreads * 4 ? (int)want : nthreads * 4;
+    if (j.pieces > GM_LINES_COUNT_PIECES)
+        j.pieces = GM_LINES_COUNT_PIECES;
+    if (j.pieces < 1)
+        j.pieces = 1;
+    gm_parallel_for(nthreads, j.pieces, count_piece, &j);
+    for (int i = 0; i < j.pieces; i++)
+        n += j.count[i];
+    return n;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "gm.h"
+#include "keyprefix.h"
 
 /* A block of whole lines. refs is changed atomically; the last
  * gm_lines_block_unref frees it. */
@@ -42,14 +43,11 @@ typedef struct gm_rec {
     uint64_t ref;    /* address | length << 48 | inexact << 63 */
 } gm_rec;
 
-#define GM_REC_ADDR_MASK ((UINT64_C(1) << 48) - 1)
-#define GM_REC_LONG 0x7FFFu
-#define GM_REC_INEXACT (UINT64_C(1) << 63)
-
+/* The reference's packing (GM_REC_ADDR_MASK, GM_REC_LONG, GM_REC_INEXACT) is
+ * keyprefix.h's, which the device shares. */
 static inline uint64_t gm_rec_make_ref(const unsigned char *line, size_t len, int exact)
 {
-    uint64_t l = len < GM_REC_LONG ? (uint64_t)len : GM_REC_LONG;
-    return (uint64_t)(uintptr_t)line | l << 48 | (exact ? 0 : GM_REC_INEXACT);
+    return gm_kp_ref((uint64_t)(uintptr_t)line, len, exact);
 }
 
 static inline int gm_rec_is_exact(const gm_rec *r)
@@ -101,6 +99,7 @@ typedef struct gm_lines_src {
     unsigned char *spare; /* a used block's buffer, for the next block */
     size_t spare_cap;
     int64_t line0;    /* lines of the input before the first read here (messages) */
+    int input;        /* an input's, not a run's: --progress counts its bytes */
 } gm_lines_src;
 
 /* Opens name ("-": standard input) for reading as gm_input_open does. Returns
@@ -136,5 +135,10 @@ void gm_lines_close(gm_lines_src *s);
  * nthreads threads. Returns GM_OK or GM_ENOMEM. */
 int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
                    gm_status *st);
+
+/* The lines of b (its terminators eol), from the counts made as it was read, else
+ * counted on nthreads threads. */
+#define GM_LINES_COUNT_PIECES 256
+size_t gm_lines_count(const gm_lines_block *b, char eol, int nthreads);
 
 #endif

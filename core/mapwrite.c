@@ -29,6 +29,7 @@
 #include "format.h"
 #include "pages.h"
 #include "reserve.h"
+#include "progress.h"
 #include "util.h"
 
 enum { MAP_THREADS = 4 };
@@ -221,6 +222,7 @@ static int region_close(gm_writer *w, struct region *r)
     if (r->failed) /* the reserving ended early: the output stopped being wanted */
         return EIO;
     w->bytes += (int64_t)r->len;
+    gm_progress_written((int64_t)r->len);
     return 0;
 }
 

@@ -6,19 +6,18 @@
  * a 64-bit encoding whose unsigned order follows it, in the manner of DuckDB's
  * normalised sort keys: -n is a header byte (sign and count of integer digits)
  * and the first 16 significant digits as one binary number below it, all of it
- * complemented for a negative number.
+ * complemented for a negative number. The -n and -h encodings are keyprefix.h's,
+ * which the device shares.
  */
 #include "numcmp.h"
+
+#include "keyprefix.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef unsigned char uc;
-
-/* sort's blanks in the C locale: isblank's space and tab, and newline. */
-static int is_blank(uc c) { return c == ' ' || c == '\t' || c == '\n'; }
-static int is_digit(uc c) { return (unsigned)(c - '0') <= 9; }
 
 /* A number as -n reads it: the integer digits without leading zeros, the
  * fraction digits without trailing zeros; zero has neither and is never neg. */
@@ -32,21 +31,21 @@ static num num_parse(const uc *s, size_t len)
 {
     const uc *p = s, *e = s + len;
     num n;
-    while (p < e && is_blank(*p))
+    while (p < e && gm_kp_blank(*p))
         p++;
     n.neg = p < e && *p == '-';
     p += n.neg;
     while (p < e && *p == '0')
         p++;
     n.ip = p;
-    while (p < e && is_digit(*p))
+    while (p < e && gm_kp_digit(*p))
         p++;
     n.il = (size_t)(p - n.ip);
     n.fp = p;
     n.fl = 0;
     if (p < e && *p == '.') {
         n.fp = ++p;
-        while (p < e && is_digit(*p))
+        while (p < e && gm_kp_digit(*p))
             p++;
         n.fl = (size_t)(p - n.fp);
         while (n.fl && n.fp[n.fl - 1] == '0')
@@ -78,97 +77,9 @@ int gm_num_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
     return num_cmp_parsed(&x, &y);
 }
 
-/* Integer digits past this count saturate the encoding. */
-#define NUM_MAX_INT_DIGITS 125
-/* Significant digits the encoding holds: 10^16 < 2^56. */
-#define NUM_DIGITS 16
-
-static const uint64_t pow10_table[NUM_DIGITS + 1] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-};
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Eight bytes at a time (SWAR, as simdjson parses eight digits): w holds them
- * with the first in its lowest byte. How many digits w begins with, 0 to 8. */
-static inline int swar_digits(uint64_t w)
-{
-    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full, high = 0x8080808080808080ull;
-    uint64_t x = w ^ 0x3030303030303030ull; /* a digit's byte becomes 0 to 9 */
-    uint64_t other = (((x & lo7) + 0x7676767676767676ull) | x) & high; /* x > 9 */
-    return other ? __builtin_ctzll(other) / 8 : 8;
-}
-
-/* The value of w's first k digits (1 to 8). */
-static inline uint64_t swar_value(uint64_t w, int k)
-{
-    uint64_t v = w - 0x3030303030303030ull; /* borrows only run into later bytes */
-    v <<= 8 * (8 - k); /* the k digits in the top bytes, zeros before them */
-    v = v * 10 + (v >> 8);
-    v = ((v & 0x00FF00FF00FF00FFull) * ((100ull << 16) + 1)) >> 16;
-    v = ((v & 0x0000FFFF0000FFFFull) * ((10000ull << 32) + 1)) >> 32;
-    return v;
-}
-#define GM_NUM_SWAR 1
-#endif
-
-/* One pass over the number: the first 16 significant digits are gathered into d
- * as they are read (a digit past them only counts), so that the common short
- * number costs one loop per part and a multiply per digit, or per eight digits
- * where the bytes are read eight at a time. */
 uint64_t gm_num_prefix(const uc *s, size_t len, int *exact)
 {
-    const uc *p = s, *e = s + len;
-    while (p < e && is_blank(*p))
-        p++;
-    int neg = p < e && *p == '-';
-    p += neg;
-    while (p < e && *p == '0')
-        p++;
-    uint64_t d = 0;
-    size_t nd = 0; /* digits gathered into d */
-    const uc *ip = p;
-#ifdef GM_NUM_SWAR
-    while (e - p >= 8 && nd <= NUM_DIGITS - 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        int k = swar_digits(w);
-        if (k == 0)
-            break;
-        d = d * pow10_table[k] + swar_value(w, k);
-        nd += (size_t)k;
-        p += k;
-        if (k < 8)
-            break;
-    }
-#endif
-    for (; p < e && is_digit(*p); p++)
-        if (nd < NUM_DIGITS)
-            d = d * 10 + (uint64_t)(*p - '0'), nd++;
-    size_t il = (size_t)(p - ip), sig = il; /* sig: up to the last nonzero digit */
-    if (p < e && *p == '.') {
-        const uc *fp = ++p;
-        for (; p < e && is_digit(*p); p++) {
-            if (nd < NUM_DIGITS)
-                d = d * 10 + (uint64_t)(*p - '0'), nd++;
-            if (*p != '0')
-                sig = il + (size_t)(p - fp) + 1;
-        }
-    }
-    if (sig == 0) { /* zero, whatever its sign */
-        *exact = 1;
-        return 0x80ull << 56;
-    }
-    uint64_t enc;
-    if (il > NUM_MAX_INT_DIGITS) {
-        enc = ~0ull;
-        *exact = 0;
-    } else {
-        enc = (uint64_t)(0x81 + il) << 56 | d * pow10_table[NUM_DIGITS - nd];
-        *exact = sig <= NUM_DIGITS;
-    }
-    return neg ? ~enc : enc;
+    return gm_kp_num(s, len, exact);
 }
 
 /* -g's value of a key: strtold on a terminated copy (the key's bytes go on into
@@ -240,68 +151,14 @@ uint64_t gm_general_prefix(const uc *s, size_t len, int *exact)
     return bits >> 63 ? ~bits : bits | 1ull << 63;
 }
 
-/* sort's unit_order: the order of magnitude of an SI or IEC prefix letter, as
- * coreutils 9.1 (the reference sort) has it; 9.2 adds R (9) and Q (10). */
-static int unit_order(uc c)
-{
-    switch (c) {
-    case 'k': case 'K': return 1;
-    case 'M': return 2;
-    case 'G': return 3;
-    case 'T': return 4;
-    case 'P': return 5;
-    case 'E': return 6;
-    case 'Z': return 7;
-    case 'Y': return 8;
-    default: return 0;
-    }
-}
-
-/* The unit of a number with its blanks skipped: the letter right after its
- * digits (and '.' and digits), negated after '-', none when no digit is
- * nonzero. */
-static int human_unit(const uc *s, size_t len)
-{
-    const uc *p = s, *e = s + len;
-    int neg = p < e && *p == '-';
-    p += neg;
-    uc max = 0;
-    while (p < e && is_digit(*p))
-        max |= (uc)(*p++ - '0');
-    if (p < e && *p == '.')
-        for (p++; p < e && is_digit(*p); p++)
-            max |= (uc)(*p - '0');
-    if (!max || p == e)
-        return 0;
-    return neg ? -unit_order(*p) : unit_order(*p);
-}
-
-static size_t skip_blanks(const uc *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len && is_blank(s[i]))
-        i++;
-    return i;
-}
-
 int gm_human_cmp(const uc *a, size_t alen, const uc *b, size_t blen)
 {
-    size_t i = skip_blanks(a, alen), j = skip_blanks(b, blen);
-    int d = human_unit(a + i, alen - i) - human_unit(b + j, blen - j);
+    size_t i = gm_kp_skip_blanks(a, alen, 0), j = gm_kp_skip_blanks(b, blen, 0);
+    int d = gm_kp_human_unit(a + i, alen - i) - gm_kp_human_unit(b + j, blen - j);
     return d ? d : gm_num_cmp(a + i, alen - i, b + j, blen - j);
 }
 
-/* The unit's order (0..20: room for R and Q) in the top 5 bits, -n's encoding
- * shifted below it. */
 uint64_t gm_human_prefix(const uc *s, size_t len, int *exact)
 {
-    size_t i = skip_blanks(s, len);
-    int unit = human_unit(s + i, len - i);
-    uint64_t n = gm_num_prefix(s + i, len - i, exact);
-    /* the shift keeps exactness when the dropped bits are all equal to the
-     * sign's filler: zeros for zero and positive numbers, ones for negative */
-    uint64_t low = n & 31;
-    if (low != (n < 0x80ull << 56 ? 31u : 0u))
-        *exact = 0;
-    return (uint64_t)(unit + 10) << 59 | n >> 5;
+    return gm_kp_human(s, len, exact);
 }

@@ -21,6 +21,13 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc 2.33: the features its loader found */
+#define GM_GLIBC_FEATURES 1
+#else
+#include <cpuid.h>
+#include <stdatomic.h>
+#endif
 #endif
 
 static int force_scalar;
@@ -380,10 +387,33 @@ __attribute__((target("sse4.1"))) static void parse_chunk_sse41(void *ctx, int i
 }
 #endif
 
+#ifdef GM_X86_SIMD
+/* Whether the processor has SSE4.1: what glibc's loader found at start-up, where
+ * glibc says (no cpuid of ours), else one cpuid, asked the first time a parse
+ * needs to know. (__builtin_cpu_supports would link libgcc's feature probe, a
+ * dozen cpuids that a virtual machine traps one by one, into a constructor that
+ * every run pays, a three-line sort included.) */
+static int has_sse41(void)
+{
+#ifdef GM_GLIBC_FEATURES
+    return CPU_FEATURE_ACTIVE(SSE4_1);
+#else
+    static atomic_int known; /* 0: not asked yet, 1: no, 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+#endif
+}
+#endif
+
 gm_task_fn gm_parse_task(void)
 {
 #ifdef GM_X86_SIMD
-    if (!force_scalar && __builtin_cpu_supports("sse4.1"))
+    if (!force_scalar && has_sse41())
         return parse_chunk_sse41;
 #endif
     return parse_chunk;

@@ -2,7 +2,7 @@
  * plan.c - the run's numbers (plan.h): the budget as coreutils' default_sort_size,
  * the threads its share pays for, the fan-in as sort's NMERGE within the
  * descriptors free, and the budget's splits among chunks, rounds, blocks and the
- * writer; then -v's plan.
+ * writer; then -v's plan (report.h's shape).
  */
 #define _GNU_SOURCE
 #include "plan.h"
@@ -13,6 +13,7 @@
 
 #include "../cuda/gpu.h"
 #include "recmerge.h"
+#include "report.h"
 #include "util.h"
 
 enum {
@@ -89,6 +90,11 @@ static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
 {
     p->records.threads = cores;
     p->records.fds = room - FD_SPARE;
+    /* auto may start CUDA in the middle of a sort (recchunk.c); --device=gpu has
+     * started it before the plan */
+    if (p->op == GM_OP_SORT && cfg->device == GM_DEVICE_AUTO && gm_gpu_driver_loaded() &&
+        p->records.fds >= GM_GPU_START_FDS + 2)
+        p->records.fds -= GM_GPU_START_FDS;
     int fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
     if (fan_in > p->records.fds)
         fan_in = p->records.fds > 2 ? p->records.fds : 2;
@@ -163,21 +169,21 @@ static void say_budget(const gm_plan *p, const gm_config *cfg)
     char b[32], m[32], mb[32], sb[32], w[32];
     gm_plan_bytes((double)p->budget, b, sizeof b);
     if (p->op == GM_OP_MERGE)
-        gm_say(cfg, GM_MSG_VERBOSE, "plan: budget %s: merge rounds %s, blocks of %s an input%s, "
-               "runs read %lld keys at a time, the writer %s", b,
-               gm_plan_bytes((double)p->merge_mem, m, sizeof m),
-               gm_plan_bytes((double)p->merge_block, mb, sizeof mb),
-               p->read_ahead ? " read ahead" : "", (long long)p->run_read_keys,
-               gm_plan_bytes((double)p->writer_mem, w, sizeof w));
+        gm_report_fact(cfg, "budget", "%s: merge rounds %s, blocks of %s an input%s, runs read "
+                       "%lld keys at a time, the writer %s", b,
+                       gm_plan_bytes((double)p->merge_mem, m, sizeof m),
+                       gm_plan_bytes((double)p->merge_block, mb, sizeof mb),
+                       p->read_ahead ? " read ahead" : "", (long long)p->run_read_keys,
+                       gm_plan_bytes((double)p->writer_mem, w, sizeof w));
     else if (p->op == GM_OP_CHECK)
-        gm_say(cfg, GM_MSG_VERBOSE, "plan: budget %s: blocks of %s", b,
-               gm_plan_bytes((double)p->sort_block, sb, sizeof sb));
+        gm_report_fact(cfg, "budget", "%s: blocks of %s", b,
+                       gm_plan_bytes((double)p->sort_block, sb, sizeof sb));
     else
-        gm_say(cfg, GM_MSG_VERBOSE, "plan: budget %s: sort chunks of %lld keys (int32) or %lld "
-               "(int64), blocks of %s, the writer %s", b,
-               (long long)p->chunk_keys[0], (long long)p->chunk_keys[1],
-               gm_plan_bytes((double)p->sort_block, sb, sizeof sb),
-               gm_plan_bytes((double)p->writer_mem, w, sizeof w));
+        gm_report_fact(cfg, "budget", "%s: sort chunks of %lld keys (int32) or %lld (int64), "
+                       "blocks of %s, the writer %s", b, (long long)p->chunk_keys[0],
+                       (long long)p->chunk_keys[1],
+                       gm_plan_bytes((double)p->sort_block, sb, sizeof sb),
+                       gm_plan_bytes((double)p->writer_mem, w, sizeof w));
 }
 
 void gm_plan_say(const gm_plan *p, const gm_config *cfg, int records)
@@ -187,22 +193,27 @@ void gm_plan_say(const gm_plan *p, const gm_config *cfg, int records)
     static const char *const what[] = { "merge", "sort", "check" };
     char size[64] = "", b[32];
     if (p->total_bytes >= 0)
-        snprintf(size, sizeof size, " (%.1f MB)", (double)p->total_bytes / 1e6);
+        snprintf(size, sizeof size, "%.1f MB", (double)p->total_bytes / 1e6);
     else
-        snprintf(size, sizeof size, " (a pipe among them)");
+        snprintf(size, sizeof size, "a pipe among them");
+    gm_report_fact(cfg, "plan", "%s of %d input%s, %s", p->op <= GM_OP_CHECK ? what[p->op] : "run",
+                   p->ninputs, p->ninputs == 1 ? "" : "s", size);
+    if (p->path)
+        gm_report_fact(cfg, "path", "%s", p->path);
+    if (p->engine[0])
+        gm_report_fact(cfg, "engine", "%s", p->engine);
     int t = records ? p->records.threads : p->threads;
-    gm_say(cfg, GM_MSG_VERBOSE, "plan: %s of %d input%s%s, --device=%s, %d thread%s",
-           p->op <= GM_OP_CHECK ? what[p->op] : "run", p->ninputs, p->ninputs == 1 ? "" : "s",
-           size, gm_device_name(cfg->device), t, t == 1 ? "" : "s");
+    gm_report_fact(cfg, "threads", "%d", t);
     if (records) {
-        gm_say(cfg, GM_MSG_VERBOSE, "plan: budget %s, fan-in %d (of %d descriptors free)",
-               gm_plan_bytes((double)p->budget, b, sizeof b), p->records.fan_in, p->records.fds);
+        gm_report_fact(cfg, "budget", "%s", gm_plan_bytes((double)p->budget, b, sizeof b));
+        gm_report_fact(cfg, "fan-in", "%d (of %d descriptors free)", p->records.fan_in,
+                       p->records.fds);
         return;
     }
     say_budget(p, cfg);
-    gm_say(cfg, GM_MSG_VERBOSE, "plan: fan-in %d (of %d descriptors free%s)", p->fan_in, p->fds,
-           p->streams ? ", less the pipes held open" : "");
-    if (p->op == GM_OP_SORT && cfg->device != GM_DEVICE_CPU)
-        gm_say(cfg, GM_MSG_VERBOSE, "plan: the text path for up to %s",
-               gm_plan_bytes((double)p->text_limit, b, sizeof b));
+    gm_report_fact(cfg, "fan-in", "%d (of %d descriptors free%s)", p->fan_in, p->fds,
+                   p->streams ? ", less the pipes held open" : "");
+    if (p->op == GM_OP_SORT && p->gpu)
+        gm_report_fact(cfg, "text", "the GPU's text path takes up to %s",
+                       gm_plan_bytes((double)p->text_limit, b, sizeof b));
 }

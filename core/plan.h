@@ -36,6 +36,10 @@ typedef struct gm_plan {
     int64_t total_bytes;    /* the inputs' bytes from their offsets; -1: not known */
     uint64_t regular_bytes; /* the regular files' (+ 1 each), which bound the output */
     int streams;            /* pipes and devices past the first pass, held open */
+    /* what -v's plan says beside the numbers (gm_plan_say) */
+    const char *path;       /* the path and why: "integer keys (...)", "records (...)" */
+    char engine[160];       /* the engine and why: "cpu (--device=cpu)" */
+    int gpu;                /* a GPU may take the work: CUDA's start-up is begun */
     /* the records path's */
     struct {
         int threads;        /* --parallel or the cores */
@@ -63,7 +67,9 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames);
  * descriptors from every pass (the fan-in shrinks by as many, to 2 at least). */
 void gm_plan_inputs(gm_plan *p, int64_t total_bytes, uint64_t regular_bytes, int streams);
 
-/* -v's plan, one line per fact ("plan: ..."); records: the records path's. */
+/* -v's plan, one fact a line (report.h): the work and its inputs' size, the path,
+ * the engine, the threads, the budget and its shares, the fan-in; records: the
+ * records path's. */
 void gm_plan_say(const gm_plan *p, const gm_config *cfg, int records);
 
 /* bytes in binary units, as -S reads them (K = 1024), into buf. */

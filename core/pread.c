@@ -93,7 +93,7 @@ int gm_pread_parallel(const gm_pread_span *spans, int nspans, size_t piece, int 
     if (!job.failed)
         return GM_OK;
     if (job.err > 0)
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", spans[job.bad].shown, strerror(job.err));
+        return gm_fail(st, GM_EIO, "read failed: %s: %s", spans[job.bad].shown, strerror(job.err));
     return gm_fail(st, GM_EIO, "%s: file changed while reading", spans[job.bad].shown);
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "reader_impl.h"
+#include "progress.h"
 #include "util.h"
 
 static size_t forced_block;
@@ -129,6 +130,7 @@ static int hand_out(gm_input *in, struct slot *s, int err, gm_block *b, gm_statu
     b->eof = s->eof;
     rd->ended = s->eof;
     in->bytes += (int64_t)s->len;
+    gm_progress_read((int64_t)s->len);
     return GM_OK;
 }
 

@@ -164,7 +164,7 @@ static int read_stream(struct gm_reader *rd, struct slot *s, size_t *have, int *
         if (got < 0) {
             if (errno == EINTR)
                 continue;
-            return gm_fail(&rd->st, GM_EIO, "cannot read: %s: %s", in->shown,
+            return gm_fail(&rd->st, GM_EIO, "read failed: %s: %s", in->shown,
                            strerror(errno));
         }
         if (got == 0)

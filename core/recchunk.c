@@ -6,11 +6,23 @@
  * is sorted in memory and gathered into the output, or the runs are merged with
  * the fan-in in passes, the last into the output, as coreutils' sort.c sorts
  * its buffer and merges its temporary files.
+ *
+ * Where the GPU sorts the chunks (--device=gpu, or auto on inputs of
+ * GM_RECORDS_GPU_MIN_BYTES or more with a driver loaded), a chunk's blocks are
+ * only counted as they come, and the device makes and sorts their records
+ * (recgpu.c); a chunk the device declines (too large for its memory) is split
+ * and sorted on the CPU, and under auto so is every chunk after a GPU failure.
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cuda/gpu.h"
+#include "pages.h"
+#include "progress.h"
+#include "recgpu.h"
+#include "records.h"
 #include "records_impl.h"
 #include "recrun.h"
 #include "recsort.h"
@@ -18,11 +30,22 @@
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
 
+#define GM_RECORDS_GPU_MIN_BYTES ((size_t)GM_RECORDS_GPU_MIN_MIB << 20)
+
+/* For the tests only: the size of the blocks a sort reads (0: from the budget). */
+static size_t test_block;
+
+void gm_records_test_block(size_t bytes)
+{
+    test_block = bytes;
+}
+
 struct chunk {
     gm_lines_block **blocks;
     int nblocks, cap;
     size_t bytes;
-    gm_recs recs;
+    gm_recs recs;   /* the records, made as blocks come, or by the chunk's sort: */
+    size_t lines;   /* lines kept as text for the GPU */
 };
 
 static void chunk_drop(struct chunk *c)
@@ -32,6 +55,7 @@ static void chunk_drop(struct chunk *c)
     c->nblocks = 0;
     c->bytes = 0;
     c->recs.n = 0;
+    c->lines = 0;
 }
 
 /* What the chunk holds and what its sort will take: a scratch array as large as
@@ -39,7 +63,7 @@ static void chunk_drop(struct chunk *c)
 static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
 {
     int stable = ks->stable || ks->unique;
-    return c->bytes + (stable ? 2 : 1) * c->recs.n * sizeof(gm_rec);
+    return c->bytes + (stable ? 2 : 1) * (c->recs.n + c->lines) * sizeof(gm_rec);
 }
 
 static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
@@ -57,14 +81,98 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
     }
     c->blocks[c->nblocks++] = b;
     c->bytes += b->len;
+    if (r->gpu) {
+        c->lines += gm_lines_count(b, r->ks->eol, r->nthreads);
+        return GM_OK;
+    }
     return gm_lines_split(r->ks, b, &c->recs, r->nthreads, st);
+}
+
+int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
+{
+    return op == GM_OP_SORT && !(ks->nkeys > 0 && ks->keys[0].order == GM_ORDER_GENERAL);
+}
+
+/* Whether the sort keeps its chunks as text for the GPU; auto begins CUDA's
+ * start-up then, to overlap the read. */
+static int gpu_wanted(const struct rec_run *r)
+{
+    const gm_config *cfg = r->cfg;
+    if (cfg->device == GM_DEVICE_CPU || !gm_records_gpu_takes(r->op, r->ks))
+        return 0;
+    if (cfg->device == GM_DEVICE_AUTO &&
+        (r->in_bytes < GM_RECORDS_GPU_MIN_BYTES || !gm_gpu_driver_loaded()))
+        return 0;
+    gm_gpu_warm_start();
+    return 1;
+}
+
+/* The staging ring's copy, on the run's threads. */
+static void pool_copy(void *ctx, void *dst, const void *src, size_t len)
+{
+    const struct rec_run *r = ctx;
+    gm_pages_copy(dst, src, len, r->nthreads);
+}
+
+/* The chunk's records, sorted on the GPU. Returns GM_OK; GM_ETEXT where the CPU
+ * must sort it (-v says why once): a chunk too small to pay under auto, one the
+ * device declines, and under auto any GPU failure (the CPU then takes every later
+ * chunk too); else the failure (--device=gpu: no usable GPU, its memory, CUDA's
+ * errors; host memory). */
+static int gpu_sort(struct chunk *c, struct rec_run *r, gm_status *st)
+{
+    const gm_config *cfg = r->cfg;
+    int rc = GM_ETEXT;
+    char why[sizeof st->msg] = "fewer than two lines";
+    if (c->lines >= 2 && cfg->device == GM_DEVICE_AUTO && c->bytes < GM_RECORDS_GPU_MIN_BYTES) {
+        snprintf(why, sizeof why, "auto: a chunk of %zu bytes", c->bytes);
+    } else if (c->lines >= 2) {
+        rc = gm_gpu_probe(NULL, st);
+        if (!rc) {
+            gm_recgpu_job j = { .ks = r->ks, .blocks = c->blocks, .nblocks = c->nblocks,
+                                .lines = c->lines, .nthreads = r->nthreads,
+                                .copy = pool_copy, .copy_ctx = r };
+            rc = gm_recgpu_sort(&j, &c->recs, st);
+            r->gpu_device += j.device;
+            r->gpu_h2d += j.times.h2d;
+            r->gpu_kernel += j.times.kernel;
+            r->gpu_d2h += j.times.d2h;
+            r->gpu_ties += j.ties;
+        }
+        if (!rc) {
+            r->gpu_chunks++;
+            return GM_OK;
+        }
+        if (rc == GM_ENOMEM || (rc != GM_ETEXT && cfg->device == GM_DEVICE_GPU))
+            return rc;
+        snprintf(why, sizeof why, "%s", st->msg);
+        if (rc != GM_ETEXT)
+            r->gpu = 0; /* auto: the GPU failed; the CPU sorts from here on */
+        rc = GM_ETEXT;
+    }
+    if (!r->gpu_said && c->lines >= 2)
+        gm_say(cfg, GM_MSG_VERBOSE, "records: a chunk sorted on the CPU (%s)", why);
+    r->gpu_said |= c->lines >= 2;
+    return rc;
 }
 
 static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
 {
     double a = gm_now();
-    size_t with_scratch = c->bytes + 2 * c->recs.n * sizeof(gm_rec);
-    int rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads, with_scratch <= r->budget, st);
+    int rc = c->lines > 0 ? gpu_sort(c, r, st) : GM_ETEXT;
+    if (rc == GM_ETEXT) {
+        /* on the CPU: the records of a chunk kept as text first */
+        rc = GM_OK;
+        if (c->lines > 0)
+            c->recs.n = 0;
+        for (int i = 0; i < c->nblocks && c->lines > 0 && !rc; i++)
+            rc = gm_lines_split(r->ks, c->blocks[i], &c->recs, r->nthreads, st);
+        size_t with_scratch = c->bytes + 2 * c->recs.n * sizeof(gm_rec);
+        if (!rc)
+            rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads,
+                            with_scratch <= r->budget, st);
+    }
+    c->lines = 0;
     r->sort += gm_now() - a;
     return rc;
 }
@@ -81,13 +189,16 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
         *cap = n;
     }
     int rc = chunk_sort(c, r, st);
+    double a = gm_now();
     if (!rc) {
         rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
                              r->nthreads, &(*runs)[*nruns], st);
         (*nruns)++; /* removed later, also when writing failed */
     }
     chunk_drop(c);
+    r->spill += gm_now() - a;
     r->runs++;
+    gm_progress_run_written();
     return rc;
 }
 
@@ -97,12 +208,15 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
     memset(&c, 0, sizeof c);
     gm_recrun *runs = NULL;
     int nruns = 0, cap = 0, rc = GM_OK;
-    size_t want = gm_records_clamp(r->budget / 8, GM_RECORDS_MIN_BLOCK, SIZE_MAX / 4);
+    size_t want = test_block ? test_block
+                             : gm_records_clamp(r->budget / 8, GM_RECORDS_MIN_BLOCK, SIZE_MAX / 4);
+    r->gpu = gpu_wanted(r);
     for (int i = 0; i < r->nnames && !rc; i++) {
         rc = gm_records_src_open(r, i, st);
         while (!rc && !r->srcs[i].done) {
             gm_lines_block *b;
-            size_t w = r->srcs[i].regular ? want : gm_records_clamp(want, GM_RECORDS_MIN_BLOCK, STREAM_BLOCK);
+            size_t w = r->srcs[i].regular || test_block
+                           ? want : gm_records_clamp(want, GM_RECORDS_MIN_BLOCK, STREAM_BLOCK);
             double a = gm_now();
             rc = gm_lines_read(&r->srcs[i], w, 0, r->nthreads, &b, st);
             double m = gm_now();
@@ -115,6 +229,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         }
         gm_records_src_close(r, i);
     }
+    gm_progress_read_done();
     if (!rc && nruns == 0) {
         /* Everything fits: sorted in memory, no temporary file. The output's
          * space is reserved while it sorts (where it writes with write(2)). */
@@ -125,14 +240,16 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
             rc = gm_recsink_put_all(r->out, c.recs.r, c.recs.n, st);
         r->write += gm_now() - a;
     } else if (!rc) {
-        if (c.recs.n > 0)
+        if (c.recs.n + c.lines > 0)
             rc = spill(&c, r, &runs, &nruns, &cap, st);
         chunk_drop(&c);
         gm_recs_free(&c.recs);
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
+        double a = gm_now();
         if (!rc)
             rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, r->cfg->tmpdir, r->ks->unique,
                                  r->out, &r->passes, st);
+        r->merge += gm_now() - a;
         nruns = 0;
     }
     for (int i = 0; i < nruns; i++)

@@ -22,6 +22,8 @@
 #include "records_impl.h"
 #include "recrun.h"
 #include "plan.h"
+#include "progress.h"
+#include "report.h"
 #include "util.h"
 
 enum {
@@ -69,6 +71,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         gm_recsink_free(&sink);
         if (!rc)
             rc = gm_tmpfile_end(run, sink.bytes, st);
+        gm_progress_run_written();
     }
     r->runs += made;
     r->passes++;
@@ -102,11 +105,30 @@ static int check_op(struct rec_run *r, gm_status *st)
 
 /* ------------------------------------------------------------------ entry */
 
+/* The inputs' bytes for --progress, or -1 when a pipe is among them. */
+static int64_t inputs_total(const struct rec_run *r)
+{
+    int64_t total = 0;
+    for (int i = 0; i < r->nnames; i++) {
+        if (r->drained[i])
+            continue;
+        if (!r->srcs[i].regular)
+            return -1;
+        total += r->srcs[i].left;
+    }
+    return total;
+}
+
 /* Opens the inputs, says the plan (the caller's, else one made now) and runs. */
 static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
 {
     uint64_t bytes;
+    double opening = gm_now();
     int rc = gm_records_open_inputs(r, &bytes, st);
+    r->open_s += gm_now() - opening;
+    if (!rc)
+        gm_progress_total(inputs_total(r));
+    r->in_bytes = rc ? 0 : bytes;
     if (!rc && r->cfg->verbose) {
         gm_plan p;
         if (plan)
@@ -122,7 +144,9 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
     gm_output out;
     gm_writer w;
     gm_recsink sink;
+    opening = gm_now();
     rc = gm_output_open_sized(&out, r->cfg->output, bytes, r->cfg->tmpdir, st);
+    r->open_s += gm_now() - opening;
     if (rc)
         return rc;
     gm_writer_init(&w, &out, 0, r->nthreads);
@@ -198,22 +222,52 @@ static void rec_free(struct rec_run *r)
     free(r->spooled);
 }
 
-/* -v's line: the run's plan, its runs and passes, and the sort's stages. The
- * budget is written in binary units, as -S reads them and the integer path's
- * memory line writes them. */
+/* -v's report of a records run (report.h): its runs, its stages and the total
+ * (from the program's first line where the front end says when that was). */
 static void say_run(const struct rec_run *r, double started)
 {
-    gm_op op = r->op;
-    double b = (double)r->budget;
-    const char *unit = b >= 1024.0 * 1024 * 1024 ? "GiB" : b >= 1024.0 * 1024 ? "MiB" : "KiB";
-    b /= unit[0] == 'G' ? 1024.0 * 1024 * 1024 : unit[0] == 'M' ? 1024.0 * 1024 : 1024.0;
-    gm_say(r->cfg, GM_MSG_VERBOSE, "records: %s of %d input%s on %d thread%s, budget %.1f %s, "
-           "%d run%s, %d merge pass%s, %.3f s (sort: read %.3f, split %.3f, sort %.3f, "
-           "write %.3f)",
-           op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", r->nnames,
-           r->nnames == 1 ? "" : "s", r->nthreads, r->nthreads == 1 ? "" : "s", b, unit,
-           r->runs, r->runs == 1 ? "" : "s", r->passes, r->passes == 1 ? "" : "es",
-           gm_now() - started, r->read, r->split, r->sort, r->write);
+    const gm_config *cfg = r->cfg;
+    if (!cfg->verbose)
+        return;
+    double now = gm_now(), took = now - started;
+    if (r->op != GM_OP_CHECK)
+        gm_report_fact(cfg, "runs", "%d temporary, %d merge pass%s over them", r->runs,
+                       r->passes, r->passes == 1 ? "" : "es");
+    double rows = r->open_s;
+    gm_report_row(cfg, "open", r->open_s, "%s",
+                  r->op == GM_OP_CHECK ? "the inputs" : "the inputs and the output");
+    if (r->op == GM_OP_SORT) {
+        gm_report_row(cfg, "read", r->read, "files read, pipes waited for");
+        gm_report_row(cfg, "parse", r->split, "lines split, keys found");
+        if (r->gpu_chunks)
+            gm_report_row(cfg, "sort", r->sort, "%d chunk%s sorted on the GPU (device %.3f s: "
+                          "host to device %.3f, kernels %.3f, device to host %.3f; ties on the "
+                          "CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
+                          r->gpu_device, r->gpu_h2d, r->gpu_kernel, r->gpu_d2h, r->gpu_ties);
+        else
+            gm_report_row(cfg, "sort", r->sort, "chunks sorted on %d thread%s", r->nthreads,
+                          r->nthreads == 1 ? "" : "s");
+        rows += r->read + r->split + r->sort;
+        if (r->runs > 0) {
+            gm_report_row(cfg, "spill", r->spill, "temporary runs written");
+            gm_report_row(cfg, "merge", r->merge, "the runs merged into the output");
+            rows += r->spill + r->merge;
+        } else {
+            gm_report_row(cfg, "write", r->write, "the lines gathered into the output");
+            rows += r->write;
+        }
+    } else {
+        /* reading, splitting, comparing and writing run at once on every thread */
+        double all = took - r->open_s > 0 ? took - r->open_s : 0;
+        gm_report_row(cfg, r->op == GM_OP_MERGE ? "merge" : "check", all,
+                      "read, split, %s on %d thread%s", r->op == GM_OP_MERGE
+                      ? "checked, merged and written" : "checked", r->nthreads,
+                      r->nthreads == 1 ? "" : "s");
+        rows += all;
+    }
+    double total = cfg->started > 0 ? now - cfg->started : took;
+    gm_report_row(cfg, "total", total, "the stages %.3f s, the rest %.3f s", rows,
+                  total - rows);
 }
 
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
@@ -230,6 +284,7 @@ int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *co
     if (!rc)
         rc = run_op(&r, plan, st);
     rec_free(&r);
+    gm_progress_end(rc == GM_OK);
     say_run(&r, started);
     return rc;
 }
@@ -266,6 +321,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             char shown[512];
             gm_quote(src[i].name, shown, sizeof shown);
             gm_lines_open_fd(&r.srcs[i], src[i].fd, src[i].own_fd, shown, cfg->keyspec->eol);
+            r.srcs[i].input = 1;
             r.open[i] = 1;
         } else if (src[i].own_fd) {
             close(src[i].fd);
@@ -297,6 +353,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
     }
     if (names) {
         rec_free(&r);
+        gm_progress_end(rc == GM_OK);
         say_run(&r, started);
     }
     free(names);

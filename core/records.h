@@ -27,6 +27,20 @@
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
                    int nnames, gm_status *st);
 
+/* The cost constant of --device=auto on the records path: the GPU sorts a
+ * chunk of at least this many MiB of text (and is started when the inputs
+ * have as many); below it the CPU's sort ends first, CUDA's start-up counted
+ * (bench/RESULTS.md, the records path on the GPU). */
+enum { GM_RECORDS_GPU_MIN_MIB = 512 };
+
+/* Whether the GPU may sort op's chunks in the order of ks: a sort whose first
+ * key is not ordered by -g (its prefix needs strtold, which the device lacks). */
+int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
+
+/* For the tests only: a sort reads its inputs in blocks of about bytes (0: a
+ * share of the budget), so that a chunk holds many blocks. */
+void gm_records_test_block(size_t bytes);
+
 /* One input of a records run that the integer path hands over part-way
  * (core/handover.c): bytes already read come first, then the descriptor's. */
 typedef struct gm_rec_source {

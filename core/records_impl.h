@@ -29,7 +29,16 @@ struct rec_run {
     char **spooled;               /* temporary copies of inputs that are the output */
     gm_recsink *out;
     int runs, passes;             /* for -v: */
-    double read, split, sort, write; /* seconds in the stages of a sort */
+    double read, split, sort, write; /* seconds in the stages of a sort: reading,
+                                  * splitting, sorting, writing a chunk alone */
+    double spill, merge;          /* writing runs, merging them into the output */
+    double open_s;                /* opening the inputs and the output */
+    uint64_t in_bytes;            /* the regular inputs' bytes (0: none or unknown) */
+    int gpu;                      /* the sort keeps chunks as text for the GPU (recchunk.c) */
+    int gpu_chunks;               /* for -v: chunks sorted on the GPU, */
+    double gpu_device, gpu_ties;  /* seconds in the device's calls and the ties after */
+    double gpu_h2d, gpu_kernel, gpu_d2h; /* within the calls: copies and kernels */
+    int gpu_said;                 /* -v has said why a chunk went to the CPU */
 };
 
 /* Input i, opened again when it was closed to spare descriptors (or the first

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "util.h"
 
 enum { RUN_BUFFER = 4 << 20 };
@@ -50,6 +51,7 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
     }
     gm_recmerge_opts ro = *o;
     ro.check_order = 0; /* runs are sorted */
+    gm_progress_runs_merged(k);
     if (!rc)
         rc = gm_recmerge(&ro, ptr, k, sink, st);
     for (int i = 0; src && i < k; i++)
@@ -85,6 +87,7 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
                 gm_recsink_free(&sink);
                 if (!rc)
                     rc = gm_tmpfile_end(&next, sink.bytes, st);
+                gm_progress_run_written();
             }
             for (int i = 0; i < k; i++)
                 gm_tmpfile_remove(&runs[g + i]);

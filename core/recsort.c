@@ -92,19 +92,7 @@ static void merge_sort(const ctx_t *c, gm_sortlevel lv, gm_rec *a, gm_rec *b, si
 
 uint64_t gm_recsort_head8(const ctx_t *c, const gm_rec *r)
 {
-    size_t len = gm_rec_len(r, c->eol);
-    const unsigned char *p = gm_rec_line(r);
-    uint64_t k = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (len >= 8) { /* one load */
-        memcpy(&k, p, 8);
-        k = __builtin_bswap64(k);
-        return c->ks->reverse ? ~k : k;
-    }
-#endif
-    for (size_t i = 0; i < 8; i++)
-        k = k << 8 | (i < len ? p[i] : 0);
-    return c->ks->reverse ? ~k : k;
+    return gm_kp_head8(gm_rec_line(r), gm_rec_len(r, c->eol), c->ks->reverse);
 }
 
 void gm_recsort_ties(const ctx_t *c, gm_sortlevel lv, gm_rec *src, gm_rec *dst, size_t n,

@@ -74,7 +74,7 @@ static int get_all(gm_runfile *r, void *buf, size_t len, gm_status *st)
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->f.shown,
+            return gm_fail(st, GM_EIO, "read failed: %s: %s", r->f.shown,
                            got < 0 ? strerror(errno) : "file changed while reading");
         p += got;
         len -= (size_t)got;
@@ -102,7 +102,7 @@ int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st)
             return GM_OK;
         }
         if (got != (ssize_t)sizeof h || (h.width != 4 && h.width != 8) || h.count <= 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", r->f.shown,
+            return gm_fail(st, GM_EIO, "read failed: %s: %s", r->f.shown,
                            got < 0 ? strerror(errno) : "file changed while reading");
         r->seg_left = h.count;
         r->seg_width = (gm_width)h.width;

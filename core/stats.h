@@ -2,7 +2,7 @@
  * stats.h - what a run of the integer path did, for -v: the calling thread's
  * time stage by stage, the engine calls by op and device, and the report of the
  * largest call. Below both the streaming data plane (stream.h) and the text path
- * (textsort.h), which fill it, and gm.c, which prints it.
+ * (textsort.h), which fill it, and report.c, which prints it.
  */
 #ifndef GM_STATS_H
 #define GM_STATS_H

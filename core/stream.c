@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "../cuda/gpu.h"
+#include "progress.h"
+#include "report.h"
 #include "stream_impl.h"
 #include "util.h"
 
@@ -36,7 +38,6 @@ static int stream_init(struct stream *s, gm_op op, const gm_config *cfg, gm_plan
     s->stats = stats;
     stats->budget = plan->budget;
     stats->threads = plan->threads;
-    s->started = s->last_said = gm_now();
     s->ins = calloc((size_t)nnames, sizeof *s->ins);
     s->open = calloc((size_t)nnames, 1);
     s->drained = calloc((size_t)nnames, 1);
@@ -81,10 +82,9 @@ static int finish_output(struct stream *s, gm_output *out, gm_writer *w, int rc,
     if (rc)
         gm_output_abort(out);
     else if (out->file.kind == GM_OUTFILE_IN_PLACE)
-        gm_say(s->cfg, GM_MSG_VERBOSE, "output: %s written in place: %s", out->shown,
-               out->file.why);
+        gm_report_fact(s->cfg, "output", "%s written in place: %s", out->shown, out->file.why);
     if (!rc && w->map)
-        gm_say(s->cfg, GM_MSG_VERBOSE, "output: %s written through a shared mapping", out->shown);
+        gm_report_fact(s->cfg, "output", "%s written through a shared mapping", out->shown);
     stats->format = w->stats.format_cpu / s->nthreads;
     stats->write_syscalls = w->stats.write;
     stats->ahead = w->stats.ahead;
@@ -105,8 +105,9 @@ int gm_stream_run(gm_op op, const gm_config *cfg, gm_plan *plan, char *const *na
     if (!rc)
         rc = gm_stream_open_inputs(&s, st);
     if (!rc) {
-        gm_plan_say(plan, cfg, 0);
         gm_stream_warm_sized(&s);
+        gm_stream_say_plan(&s);
+        gm_progress_total(plan->total_bytes);
     }
     gm_output out;
     gm_writer w;
@@ -132,8 +133,6 @@ int gm_stream_run(gm_op op, const gm_config *cfg, gm_plan *plan, char *const *na
     if (have_out)
         rc = finish_output(&s, &out, &w, rc, st);
     double a = gm_now();
-    if (!rc)
-        gm_stream_progress(&s, 1);
     free(s.ins);
     free(s.open);
     free(s.drained);

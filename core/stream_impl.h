@@ -4,7 +4,7 @@
  *
  *   stream.c       the entry: the context, the output, the end
  *   streamopen.c   opening every input, and the read and parse stage of a block
- *   streamgate.c   CUDA's start-up gate and --progress
+ *   streamgate.c   CUDA's start-up gate
  *   streamround.c  the merge of k sources round by round, the engine's calls
  *   streampass.c   merge passes over runs, batches of inputs, the merge's hand-over
  *   streamsort.c   the sort: chunks, the external sort's spill, the in-memory sort
@@ -36,10 +36,6 @@ struct stream {
     unsigned char *open, *drained;
     gm_writer *w;
     gm_stream_stats *stats;
-    /* progress */
-    double started, last_said;
-    int64_t done_bytes;      /* of inputs already closed */
-    int runs_merged;
     /* the GPU's start-up */
     int warm;                /* begun (gm_engine_warm) */
     int device_known;        /* --device=gpu's early check passed (or not a GPU run) */
@@ -62,7 +58,7 @@ int gm_stream_read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, 
 /* streamgate.c */
 int gm_stream_device_check(struct stream *s, int wait, gm_status *st);
 void gm_stream_warm_sized(struct stream *s);
-void gm_stream_progress(struct stream *s, int final);
+void gm_stream_say_plan(struct stream *s);
 void gm_stream_say_records(const struct stream *s, const gm_input *in);
 
 /* streamround.c */

@@ -16,7 +16,6 @@ int gm_stream_check(struct stream *s, gm_status *st)
         rc = gm_stream_input_open(s, i, s->plan->sort_block, st);
         while (!rc && !s->ins[i].eof) {
             rc = gm_stream_read_keys(s, &s->ins[i], &o, NULL, st);
-            gm_stream_progress(s, 0);
         }
         if (rc == GM_ERECORDS) {
             gm_stream_say_records(s, &s->ins[i]);

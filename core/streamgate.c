@@ -3,11 +3,12 @@
  * reports as it goes (stream_impl.h): auto's decision to begin the start-up from
  * the inputs' size, --device=gpu's early failure asked after every block and
  * waited for before the first engine call, the first output byte and the end,
- * the --progress lines and the hand-over's -v line.
+ * and the hand-over's -v line.
  */
 #include <stdio.h>
 
 #include "../cuda/gpu.h"
+#include "report.h"
 #include "stream_impl.h"
 #include "util.h"
 
@@ -62,41 +63,38 @@ void gm_stream_warm_sized(struct stream *s)
     s->warm = gm_engine_warm(s->cfg, s->op, keys, s->nthreads);
 }
 
-static int64_t bytes_read(const struct stream *s)
+/* -v's plan, with the engine and why as the run stands once the inputs are
+ * open: auto's engine calls go to the device estimated faster, and the GPU is a
+ * candidate only when CUDA's start-up was begun for them. */
+void gm_stream_say_plan(struct stream *s)
 {
-    int64_t b = s->done_bytes;
-    for (int i = 0; i < s->nnames; i++)
-        if (s->open[i])
-            b += s->ins[i].bytes;
-    return b;
-}
-
-/* One --progress line, at most four a second (or now, when final). */
-void gm_stream_progress(struct stream *s, int final)
-{
-    if (!s->cfg->progress)
-        return;
-    double now = gm_now();
-    if (!final && now - s->last_said < 0.25)
-        return;
-    s->last_said = now;
-    double mb = (double)bytes_read(s) / 1e6, secs = now - s->started;
-    int64_t total_bytes = s->plan->total_bytes;
-    char total[64] = "";
-    if (total_bytes > 0)
-        snprintf(total, sizeof total, " of %.1f MB (%.0f%%)", (double)total_bytes / 1e6,
-                 100.0 * mb * 1e6 / (double)total_bytes);
-    char runs[96] = "";
-    if (s->stats->runs > 0)
-        snprintf(runs, sizeof runs, ", %d run%s written, %d merged", s->stats->runs,
-                 s->stats->runs == 1 ? "" : "s", s->runs_merged);
-    gm_say(s->cfg, GM_MSG_PROGRESS, "progress: read %.1f MB%s%s, %.0f MB/s", mb, total, runs,
-           secs > 0 ? mb / secs : 0.0);
+    gm_plan *p = s->plan;
+    const gm_config *cfg = s->cfg;
+    p->gpu = s->warm;
+    gm_gpu_info info;
+    gm_status st;
+    if (cfg->device == GM_DEVICE_AUTO && s->warm && gm_gpu_probe_done() &&
+        gm_gpu_probe(&info, &st) != GM_OK) {
+        p->gpu = 0; /* the start-up is over already, and found no GPU */
+        snprintf(p->engine, sizeof p->engine, "cpu (auto: %.120s)", st.msg);
+    } else if (cfg->device == GM_DEVICE_CPU)
+        snprintf(p->engine, sizeof p->engine, "cpu (--device=cpu)");
+    else if (cfg->device == GM_DEVICE_GPU)
+        snprintf(p->engine, sizeof p->engine, "gpu (--device=gpu)");
+    else if (s->op == GM_OP_CHECK)
+        snprintf(p->engine, sizeof p->engine, "cpu (a check compares keys as it parses them)");
+    else if (s->warm)
+        snprintf(p->engine, sizeof p->engine, "auto (CUDA's start-up begun beside the reading; "
+                 "each call goes to the device estimated faster)");
+    else
+        snprintf(p->engine, sizeof p->engine, "cpu (auto: the work is too small to pay for a "
+                 "GPU's start-up)");
+    gm_plan_say(p, cfg, 0);
 }
 
 /* -v's line where a line of in declines the integer path. */
 void gm_stream_say_records(const struct stream *s, const gm_input *in)
 {
-    gm_say(s->cfg, GM_MSG_VERBOSE, "path: records from %s line %lld on (%s)", in->shown,
-           (long long)in->line + 1, "a line that is not a canonical integer");
+    gm_report_fact(s->cfg, "path", "records from %s line %lld on (%s)", in->shown,
+                   (long long)in->line + 1, "a line that is not a canonical integer");
 }

@@ -41,7 +41,6 @@ void gm_stream_input_close(struct stream *s, int i)
     if (!s->open[i])
         return;
     double a = gm_now();
-    s->done_bytes += s->ins[i].bytes;
     gm_input_close(&s->ins[i]);
     s->open[i] = 0;
     s->stats->cleanup += gm_now() - a;
@@ -120,7 +119,7 @@ int gm_stream_open_inputs(struct stream *s, gm_status *st)
 int gm_stream_read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, gm_keybuf *kb,
                         gm_status *st)
 {
-    int64_t before = kb ? kb->n : 0;
+    int64_t before = kb ? kb->n : 0, lines = in->line;
     gm_block b;
     double a = gm_now();
     gm_trace_push("read");
@@ -139,7 +138,7 @@ int gm_stream_read_keys(struct stream *s, gm_input *in, const gm_parse_opts *o, 
             return rc;
         }
     }
-    s->stats->keys += kb ? kb->n - before : 0;
+    s->stats->keys += kb ? kb->n - before : in->line - lines; /* a check keeps no keys */
     int drc = gm_stream_device_check(s, rc != GM_OK, st);
     return drc ? drc : rc;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "handover.h"
+#include "progress.h"
+#include "report.h"
 #include "stream_impl.h"
 #include "util.h"
 
@@ -25,13 +27,14 @@ static int merge_group(struct stream *s, gm_runfile *runs, int k, gm_runfile *ne
         rc = gm_fail(st, GM_ENOMEM, "out of memory merging");
     for (int i = 0; i < k && src; i++)
         src[i].run = &runs[i];
+    gm_progress_runs_merged(k);
     if (!rc)
         rc = gm_stream_merge_sources(s, src, k, gm_stream_to_run, next, st);
     if (src)
         gm_stream_free_sources(src, k);
     for (int i = 0; i < k; i++)
         gm_run_remove(&runs[i]);
-    s->runs_merged += k;
+    gm_progress_run_written();
     if (!rc)
         rc = gm_run_rewind(next, st);
     return rc;
@@ -66,12 +69,12 @@ int gm_stream_merge_runs(struct stream *s, gm_runfile *runs, int nruns, gm_statu
             rc = gm_fail(st, GM_ENOMEM, "out of memory merging");
         for (int i = 0; i < nruns && src; i++)
             src[i].run = &runs[i];
+        gm_progress_runs_merged(nruns);
         if (!rc)
             rc = gm_stream_merge_sources(s, src, nruns, gm_stream_to_writer, NULL, st);
         if (src)
             gm_stream_free_sources(src, nruns);
         s->stats->passes++;
-        s->runs_merged += nruns;
     }
     for (int i = 0; i < nruns; i++)
         gm_run_remove(&runs[i]);
@@ -138,6 +141,7 @@ static int merge_batches(struct stream *s, gm_status *st)
             break;
         made++;
         s->stats->runs++;
+        gm_progress_run_written();
         rc = merge_batch(s, g, n - g < fan_in ? n - g : fan_in, &runs[made - 1], st);
     }
     s->stats->passes++;
@@ -170,8 +174,8 @@ int gm_stream_merge(struct stream *s, gm_status *st)
         return rc;
     }
     if (!s->cfg->strict) { /* batches of lines are the records path's, from the start */
-        gm_say(s->cfg, GM_MSG_VERBOSE, "path: records (a merge of more inputs than the "
-                                       "fan-in, in batches)");
+        gm_report_fact(s->cfg, "path", "records (a merge of more inputs than the fan-in, in "
+                       "batches)");
         s->stats->handed_over = 1;
         return gm_handover_start(s->cfg, GM_OP_MERGE, s->ins, s->open, s->names, s->nnames,
                                  s->w, st);

@@ -228,7 +228,6 @@ int gm_stream_merge_sources(struct stream *s, struct source *src, int k, gm_stre
         rc = sink(s, sink_ctx, &keys, st);
         for (int i = 0; i < k; i++)
             gm_keybuf_consume(&src[i].kb, r.cnt[i]);
-        gm_stream_progress(s, 0);
         /* the round's bounds, gathers and moves are the merge's time too */
         s->stats->engine += gm_now() - round - (gm_stream_staged(s->stats) - before);
     }

@@ -11,6 +11,7 @@
 
 #include "handover.h"
 #include "../cuda/gpu.h"
+#include "progress.h"
 #include "stream_impl.h"
 #include "textsort.h"
 #include "util.h"
@@ -63,6 +64,7 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
         return rc;
     so->nruns++;
     s->stats->runs++;
+    gm_progress_run_written();
     double a = gm_now();
     rc = gm_run_put(r, &keys, st);
     if (!rc)
@@ -71,7 +73,6 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
     /* The keys' buffer stays kb's; the other one is the scratch again. */
     so->scratch = keys.data == kb->data ? other : keys.data;
     gm_keybuf_consume(kb, count);
-    gm_stream_progress(s, 0);
     return rc;
 }
 
@@ -84,6 +85,10 @@ static int size_chunk(struct stream *s, struct sorter *so, const gm_input *in, g
     double per_byte = (double)kb->n / (double)in->bytes;
     int64_t block = (int64_t)s->plan->sort_block;
     int64_t want = (int64_t)(per_byte * 1.05 * (double)s->plan->total_bytes) + block;
+    /* no more keys than the inputs have lines: a small input gets a small buffer */
+    int64_t most = s->plan->total_bytes / 2 + 1;
+    if (want > most)
+        want = most;
     if (want > kb->limit)
         want = kb->limit;
     return want > kb->cap ? gm_keybuf_reserve(kb, want - kb->n, kb->width, st) : GM_OK;
@@ -112,7 +117,6 @@ static int sort_input(struct stream *s, struct sorter *so, int i, gm_status *st)
             chunk = device;
         while (!rc && (kb->n > chunk || (kb->n == chunk && !in->eof)))
             rc = spill(s, so, chunk, st);
-        gm_stream_progress(s, 0);
     }
     return rc;
 }
@@ -198,6 +202,7 @@ int gm_stream_sort(struct stream *s, gm_status *st)
         }
         gm_stream_input_close(s, i);
     }
+    gm_progress_read_done();
     if (!rc && !handed)
         rc = sort_finish(s, &so, st);
     double a = gm_now();

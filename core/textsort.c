@@ -23,6 +23,8 @@
 #include "engine.h"
 #include "pages.h"
 #include "pread.h"
+#include "progress.h"
+#include "report.h"
 #include "util.h"
 
 enum { PIECE = 4 << 20 };
@@ -133,7 +135,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             gm_status probe;
             if (gm_gpu_probe_done() && gm_gpu_probe(NULL, &probe) != GM_OK) {
                 /* no GPU after all: stop reading (the pipe may never end) */
-                if (cfg->device == GM_DEVICE_GPU)
+                if (cfg->device == GM_DEVICE_GPU || probe.code == GM_EUSAGE)
                     *st = probe;
                 else
                     gm_fail(st, GM_ETEXT, "auto: %s", probe.msg);
@@ -149,7 +151,7 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
-                rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown, strerror(errno));
+                rc = gm_fail(st, GM_EIO, "read failed: %s: %s", ins[i].shown, strerror(errno));
                 break;
             }
             if (got == 0)
@@ -278,9 +280,9 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     gm_trace_pop();
     stats->startup_wait += gm_now() - w0;
     if (rc) {
-        if (cfg->device == GM_DEVICE_GPU)
+        if (cfg->device == GM_DEVICE_GPU || rc == GM_EUSAGE) /* --gpu=N: no such device */
             return rc;
-        gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: auto: %s", st->msg);
+        gm_report_fact(cfg, "text", "not taken: auto: %s", st->msg);
         return GM_ETEXT;
     }
     const char eol = cfg->zero_terminated ? '\0' : '\n';
@@ -289,6 +291,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
                         !cfg->strict, pool_copy, &ctx, to_writer, &ctx };
     gm_text_result res;
     gm_gpu_times t;
+    gm_progress_read((int64_t)len);
     double t1 = gm_now();
     rc = gm_gpu_sort_text(&job, &res, &t, st);
     double t2 = gm_now();
@@ -304,20 +307,30 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
         stats->keys += res.keys;
         stats->engine += t2 - t1 - res.sink;
         stats->write += res.sink;
-        gm_say(cfg, GM_MSG_VERBOSE,
-               "text path: %.1f MB read, host to device %.3f s, parse %.3f s, format %.3f s "
-               "on the device, device to host %.3f s, writer %.3f s",
-               (double)len / 1e6, t.h2d, t.parse, t.format, t.d2h, res.sink);
+        gm_report_fact(cfg, "text", "%.1f MB read, host to device %.3f s, parse %.3f s, format "
+                       "%.3f s on the device, device to host %.3f s, writer %.3f s",
+                       (double)len / 1e6, t.h2d, t.parse, t.format, t.d2h, res.sink);
         return GM_OK;
     }
     if (rc == GM_ETEXT) {
-        gm_say(cfg, GM_MSG_VERBOSE, "%s; the CPU's path reads the input", st->msg);
+        gm_report_fact(cfg, "text", "%s; the CPU's path reads the input", st->msg);
         return GM_ETEXT;
     }
     if (res.bytes > 0 || cfg->device == GM_DEVICE_GPU || rc == GM_EPIPE || rc == GM_EIO)
         return rc;
     gm_say(cfg, GM_MSG_NOTICE, "notice: %s; using the CPU", st->msg);
     return GM_ETEXT;
+}
+
+/* -v's word on the text path not taken, from a run that began CUDA's start-up
+ * or read a pipe whole for it (the path is the GPU's: a run that never touches a
+ * GPU does not speak of it). */
+static void say_not_taken(const gm_config *cfg, const char *why, int streams)
+{
+    int background = 0;
+    gm_engine_startup(&background);
+    if (cfg->device == GM_DEVICE_GPU || background || streams)
+        gm_report_fact(cfg, "text", "not taken: %s", why);
 }
 
 int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
@@ -362,7 +375,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         (!streams && !gm_engine_text_path(cfg, total, plan->threads, why, sizeof why)) ||
         !starts_canonical(cfg, ins, f, nins, why, sizeof why)) {
         if (why[0])
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
+            say_not_taken(cfg, why, streams);
         free(f);
         return GM_ETEXT;
     }
@@ -384,7 +397,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
             rc = read_streams(cfg, ins, f, nins, plan->threads, limit, text, &len, w, st);
         gm_trace_pop();
         if (rc == GM_ETEXT && text)
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", st->msg);
+            say_not_taken(cfg, st->msg, streams);
         char *fit = rc ? NULL : gm_buf_resize(text, len + (uint64_t)nins + 16, "reading", st);
         text = fit ? fit : text; /* a shrink that fails keeps the larger buffer */
     } else {
@@ -406,7 +419,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
     if (!rc && streams &&
         (len == 0 || !gm_engine_text_path(cfg, len, plan->threads, why, sizeof why))) {
         if (why[0])
-            gm_say(cfg, GM_MSG_VERBOSE, "text path: not taken: %s", why);
+            say_not_taken(cfg, why, streams);
         rc = GM_ETEXT;
     }
     if (!rc && streams)

@@ -62,12 +62,16 @@ const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
  * closed must never name an input. */
 void gm_fill_std_fds(void);
 
-/* How many more descriptors open(2) may hand out now: RLIMIT_NOFILE (at most
- * 2^20) less the descriptors open below it. */
+/* How many more descriptors open(2) may hand out now: the free numbers below
+ * RLIMIT_NOFILE, counting only those below GM_FD_WINDOW where the limit is
+ * higher (a safe answer: open(2) takes the lowest free number, so that many opens
+ * stay below the window, and so below the limit). */
+enum { GM_FD_WINDOW = 1024 };
 int gm_fd_room(void);
 
 /* Hands a printf-style message of this kind to cfg->message, when there is one and
- * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS). */
+ * the kind is wanted (-v for GM_MSG_VERBOSE, --progress for GM_MSG_PROGRESS), one
+ * message at a time whichever thread says it. */
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

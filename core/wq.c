@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "progress.h"
 #include "util.h"
 
 struct gm_wq {
@@ -104,6 +105,7 @@ static void *writer_main(void *arg)
         if (e && !q->err)
             q->err = e;
         q->bytes += err ? 0 : (int64_t)len;
+        gm_progress_written(err ? 0 : (int64_t)len);
         q->due_head = (q->due_head + 1) % q->nbufs;
         q->due_count--;
         pool_release(q, buf);
@@ -228,6 +230,7 @@ static void write_due(struct gm_wq *q)
         if (e && !q->err)
             q->err = e;
         q->bytes += (int64_t)q->len[w];
+        gm_progress_written((int64_t)q->len[w]);
         pool_release(q, q->buf[w]);
         q->next_write++;
         pthread_cond_broadcast(&q->changed);

@@ -3,7 +3,8 @@
  * or as 16-byte asynchronous copies), merge it (each thread its ITEMS outputs,
  * found by co-rank: PMPP 12.6), and store it (coalesced, 16 bytes a thread where
  * alignment allows). Every kernel is made of these, as moderngpu's kernels are of
- * its cta_load / cta_merge / cta_store.
+ * its cta_load / cta_merge / cta_store. The loads and stores serve values as well
+ * as keys (any 4- or 8-byte type); the merges move a key's value beside it.
  */
 #ifndef GM_CUDA_BLOCK_CUH
 #define GM_CUDA_BLOCK_CUH
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "corank.cuh"
+#include "value.cuh"
 
 /* Loads cnt keys of a into s. Coalesced (thread t loads t, t + THREADS, ...), and
  * every load is issued before the first store to shared memory, so a thread has
@@ -129,16 +131,21 @@ __device__ inline void store_tile(K *out, const K *s, int cnt, int shift = 0)
  * writes garbage that callers never store. Meanwhile it reads s[pb] for pb <= b_end
  * and s[pa] for pa < a_end + ITEMS: the caller keeps those inside an array that no
  * thread writes during the merge (racecheck counts reads whose values go unused).
+ * With values (value.cuh), sv is the keys' shadow and each output's value, read from
+ * where its key was taken, goes to vout[u]: one more load an output, within the
+ * same bounds.
  */
-template <typename K, int ITEMS, bool DESC>
+template <typename K, int ITEMS, bool DESC, typename V = no_value>
 __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int pb, int b_end,
-                                            K *out)
+                                            K *out, const V *sv = nullptr, V *vout = nullptr)
 {
     K ak = s[pa], bk = s[pb];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++) {
         bool take_b = pb < b_end && (pa >= a_end || (DESC ? ak < bk : bk < ak));
         out[u] = take_b ? bk : ak;
+        if constexpr (has_value<V>)
+            vout[u] = sv[take_b ? pb : pa];
         pa += !take_b;
         pb += take_b;
         if (u + 1 < ITEMS) {
@@ -152,48 +159,58 @@ __device__ __forceinline__ void merge_items(const K *s, int pa, int a_end, int p
 /* One thread's share of a merge in shared memory: outputs [k, k + ITEMS) of the
  * stable merge of a (la keys at s + a_at) with b (lb keys at s + b_at), its place
  * found by co-rank, written to out[0, ITEMS) (s readable past the slices as
- * merge_items needs). Every merge in shared memory is made of these: the tiled,
- * circular and four-way kernels' and the block sort's. */
-template <typename K, int ITEMS, bool DESC>
+ * merge_items needs), and their values from the shadow sv to vout. Every merge in
+ * shared memory is made of these: the tiled, circular and four-way kernels' and the
+ * block sort's. */
+template <typename K, int ITEMS, bool DESC, typename V = no_value>
 __device__ __forceinline__ void merge_share(const K *s, int a_at, int la, int b_at, int lb,
-                                            int k, K *out)
+                                            int k, K *out, const V *sv = nullptr,
+                                            V *vout = nullptr)
 {
     int i = corank_tile(k, s + a_at, la, s + b_at, lb, DESC ? K(-1) : K(0));
-    merge_items<K, ITEMS, DESC>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, out);
+    merge_items<K, ITEMS, DESC, V>(s, a_at + i, a_at + la, b_at + k - i, b_at + lb, out, sv,
+                                   vout);
 }
 
 /* The heart of every tiled kernel: in s, a holds la keys from a_at and b holds lb
  * keys from b_at; thread t finds the co-rank of output k0 + t * ITEMS and merges the
- * next ITEMS outputs into stage (TILE keys from output k0 on). The caller
- * synchronizes before and after, and leaves s readable up to b_at + lb and a_at + la
- * + ITEMS (see merge_items). */
-template <typename K, int ITEMS, bool DESC>
+ * next ITEMS outputs into stage (TILE keys from output k0 on), their values from
+ * the shadow sv into vstage. The caller synchronizes before and after, and leaves s
+ * readable up to b_at + lb and a_at + la + ITEMS (see merge_items). */
+template <typename K, int ITEMS, bool DESC, typename V = no_value>
 __device__ __forceinline__ void merge_tile(const K *s, int a_at, int la, int b_at, int lb,
-                                           K *stage, int k0 = 0)
+                                           K *stage, int k0 = 0, const V *sv = nullptr,
+                                           V *vstage = nullptr)
 {
     int k = k0 + threadIdx.x * ITEMS;
     if (k < la + lb)
-        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, stage + (k - k0));
+        merge_share<K, ITEMS, DESC, V>(s, a_at, la, b_at, lb, k, stage + (k - k0), sv,
+                                       value_at(vstage, k - k0));
 }
 
 /* One thread's share of a merge in place: outputs [k, k + ITEMS) of the merge of a
  * (la keys at s + a_at) with b (lb keys at s + b_at), merged into registers and,
- * once every thread of the block has read its inputs, written to s[to, to + ITEMS).
- * A thread with has false merges nothing but still meets the barrier, so every
- * thread of the block calls it; the caller synchronizes before the merged keys are
- * read. */
-template <typename K, int ITEMS, bool DESC>
+ * once every thread of the block has read its inputs, written to s[to, to + ITEMS)
+ * (their values, from the shadow sv, to sv[vto, vto + ITEMS)). A thread with has
+ * false merges nothing but still meets the barrier, so every thread of the block
+ * calls it; the caller synchronizes before the merged keys are read. */
+template <typename K, int ITEMS, bool DESC, typename V = no_value>
 __device__ __forceinline__ void merge_share_in_place(K *s, bool has, int a_at, int la, int b_at,
-                                                     int lb, int k, int to)
+                                                     int lb, int k, int to, V *sv = nullptr,
+                                                     int vto = 0)
 {
     K r[ITEMS];
+    V rv[has_value<V> ? ITEMS : 1];
     if (has)
-        merge_share<K, ITEMS, DESC>(s, a_at, la, b_at, lb, k, r);
+        merge_share<K, ITEMS, DESC, V>(s, a_at, la, b_at, lb, k, r, sv, rv);
     __syncthreads();
     if (has) {
 #pragma unroll
-        for (int u = 0; u < ITEMS; u++)
+        for (int u = 0; u < ITEMS; u++) {
             s[to + u] = r[u];
+            if constexpr (has_value<V>)
+                sv[vto + u] = rv[u];
+        }
     }
 }
 

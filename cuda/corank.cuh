@@ -11,53 +11,41 @@
 
 #include "../core/corank.h"
 
-/* The one co-rank and sequential merge, by key type (templates call these). */
-__host__ __device__ inline int64_t corank(int64_t k, const int32_t *a, int64_t m,
-                                          const int32_t *b, int64_t n, int32_t mask)
-{
-    return gm_corank_i32(k, a, m, b, n, mask);
-}
-__host__ __device__ inline int64_t corank(int64_t k, const int64_t *a, int64_t m,
-                                          const int64_t *b, int64_t n, int64_t mask)
-{
-    return gm_corank_i64(k, a, m, b, n, mask);
-}
-__host__ __device__ inline void merge_seq(const int32_t *a, int64_t m, const int32_t *b,
-                                          int64_t n, int64_t i, int64_t j, int32_t *c,
-                                          int64_t count, int32_t mask)
-{
-    gm_merge_seq_i32(a, m, b, n, i, j, c, count, mask);
-}
-__host__ __device__ inline void merge_seq(const int64_t *a, int64_t m, const int64_t *b,
-                                          int64_t n, int64_t i, int64_t j, int64_t *c,
-                                          int64_t count, int64_t mask)
-{
-    gm_merge_seq_i64(a, m, b, n, i, j, c, count, mask);
-}
-
-/* Whether probe i is past the co-rank of output k (the partition kernel's rounds). */
-__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int32_t *a,
-                                           const int32_t *b, int32_t mask)
-{
-    return gm_corank_past_i32(i, k, a, b, mask);
-}
-__host__ __device__ inline int corank_past(int64_t i, int64_t k, const int64_t *a,
-                                           const int64_t *b, int64_t mask)
-{
-    return gm_corank_past_i64(i, k, a, b, mask);
-}
-
-/* The same with 32-bit positions, for tiles in shared memory. */
-__host__ __device__ inline int corank_tile(int k, const int32_t *a, int m, const int32_t *b,
-                                           int n, int32_t mask)
-{
-    return gm_corank_i32_t(k, a, m, b, n, mask);
-}
-__host__ __device__ inline int corank_tile(int k, const int64_t *a, int m, const int64_t *b,
-                                           int n, int64_t mask)
-{
-    return gm_corank_i64_t(k, a, m, b, n, mask);
-}
+/* The one co-rank and sequential merge of core/corank.h, by key type K (suffix S:
+ * 64-bit positions, S##_t: 32-bit ones), as overloads the templates call. */
+#define GM_CORANK_OVERLOADS(K, S)                                                          \
+    __host__ __device__ inline int64_t corank(int64_t k, const K *a, int64_t m, const K *b, \
+                                              int64_t n, K mask)                           \
+    {                                                                                      \
+        return gm_corank##S(k, a, m, b, n, mask);                                          \
+    }                                                                                      \
+    __host__ __device__ inline void merge_seq(const K *a, int64_t m, const K *b, int64_t n, \
+                                              int64_t i, int64_t j, K *c, int64_t count,   \
+                                              K mask)                                      \
+    {                                                                                      \
+        gm_merge_seq##S(a, m, b, n, i, j, c, count, mask);                                 \
+    }                                                                                      \
+    /* whether probe i is past the co-rank of output k (the partition's rounds) */        \
+    __host__ __device__ inline int corank_past(int64_t i, int64_t k, const K *a, const K *b, \
+                                               K mask)                                     \
+    {                                                                                      \
+        return gm_corank_past##S(i, k, a, b, mask);                                        \
+    }                                                                                      \
+    /* the same with 32-bit positions, for tiles in shared memory */                      \
+    __host__ __device__ inline int corank_tile(int k, const K *a, int m, const K *b, int n, \
+                                               K mask)                                     \
+    {                                                                                      \
+        return gm_corank##S##_t(k, a, m, b, n, mask);                                      \
+    }                                                                                      \
+    __host__ __device__ inline int corank_past(int i, int k, const K *a, const K *b, K mask) \
+    {                                                                                      \
+        return gm_corank_past##S##_t(i, k, a, b, mask);                                    \
+    }
+GM_CORANK_OVERLOADS(int32_t, _i32)
+GM_CORANK_OVERLOADS(int64_t, _i64)
+GM_CORANK_OVERLOADS(uint32_t, _u32)
+GM_CORANK_OVERLOADS(uint64_t, _u64)
+#undef GM_CORANK_OVERLOADS
 
 /* The search's probe and narrowing by position type: 64-bit positions in global
  * memory, 32-bit ones in shared memory (the same pieces of core/corank.h). */
@@ -76,16 +64,6 @@ __host__ __device__ inline void corank_narrow(int64_t *lo, int64_t *hi, int lane
 __host__ __device__ inline void corank_narrow(int *lo, int *hi, int lanes, int f)
 {
     gm_corank_narrow_i32_t(lo, hi, lanes, f);
-}
-__host__ __device__ inline int corank_past(int i, int k, const int32_t *a, const int32_t *b,
-                                           int32_t mask)
-{
-    return gm_corank_past_i32_t(i, k, a, b, mask);
-}
-__host__ __device__ inline int corank_past(int i, int k, const int64_t *a, const int64_t *b,
-                                           int64_t mask)
-{
-    return gm_corank_past_i64_t(i, k, a, b, mask);
 }
 
 /* The co-rank (relative to a) of output k of the merge of a and b, known to lie in

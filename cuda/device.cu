@@ -1,6 +1,7 @@
 /*
- * device.cu - device management: the probe that finds the device and creates its
- * context (and says in words why there is none), run in the caller's thread or
+ * device.cu - device management: the probe that finds the chosen device (--gpu,
+ * among those CUDA_VISIBLE_DEVICES leaves) and creates its context (and says in
+ * words why there is none), run in the caller's thread or
  * started early in a thread of its own (the warm start), the context's teardown,
  * the mapping of CUDA errors to statuses, the check that a job fits in device
  * memory, and the device facts the launchers read.
@@ -20,7 +21,7 @@
 #include "device.cuh"
 #include "kernels.cuh"
 
-device_facts gm_device;
+device_facts gm_facts;
 gm_gpu_choices gm_forced;
 
 int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
@@ -37,12 +38,18 @@ int gm_cuda_fail(gm_status *st, cudaError_t err, const char *what)
 
 bool gm_dependent_launches()
 {
-    return gm_device.dependent_launch && !gm_forced.serial_launches;
+    return gm_facts.dependent_launch && !gm_forced.serial_launches;
 }
 
 /* ------------------------------------------------------------------ probe */
 
 static int probe_rc;
+static int probe_index; /* gm_gpu_select's choice */
+
+int probed_device_index()
+{
+    return probe_index;
+}
 static gm_gpu_info probe_info;
 static char probe_msg[512];
 static std::atomic<bool> probe_finished{ false };
@@ -87,6 +94,20 @@ static void probe_reason(cudaError_t err, const cudaDeviceProp *prop, bool have_
     default:
         snprintf(buf, size, "%s", cudaGetErrorString(err));
     }
+}
+
+/* --gpu=N past the devices CUDA sees: a usage error, named with what there is. */
+static void no_such_device(int count)
+{
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    char which[160] = "";
+    if (visible)
+        snprintf(which, sizeof which, " (CUDA_VISIBLE_DEVICES=%.100s)", visible);
+    snprintf(probe_msg, sizeof probe_msg,
+             "--gpu=%d: no such CUDA device: %d visible%s, numbered from 0", probe_index, count,
+             which);
+    snprintf(probe_info.detail, sizeof probe_info.detail, "%d CUDA devices", count);
+    probe_rc = GM_EUSAGE;
 }
 
 /* How many more descriptors open(2) may hand out: RLIMIT_NOFILE less those open
@@ -137,10 +158,20 @@ static void probe_device()
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;
+    int callers = 0; /* the device current in the probing thread, made current again */
+    if (err == cudaSuccess && cudaGetDevice(&callers) != cudaSuccess)
+        callers = 0;
+    if (err == cudaSuccess && probe_index >= count) {
+        no_such_device(count);
+        probe_info.seconds = host_seconds() - began;
+        probe_finished = true;
+        gm_trace_pop();
+        return;
+    }
     if (err == cudaSuccess)
-        err = cudaSetDevice(0);
+        err = cudaSetDevice(probe_index);
     if (err == cudaSuccess)
-        err = cudaGetDeviceProperties(&prop, 0);
+        err = cudaGetDeviceProperties(&prop, probe_index);
     have_prop = err == cudaSuccess;
     if (err == cudaSuccess)
         err = cudaFree(0); /* creates the context */
@@ -156,16 +187,19 @@ static void probe_device()
         probe_rc = GM_ENODEV;
     } else {
         snprintf(probe_info.name, sizeof probe_info.name, "%s", prop.name);
+        probe_info.index = probe_index;
         probe_info.sm_count = prop.multiProcessorCount;
         probe_info.cc_major = prop.major;
         probe_info.cc_minor = prop.minor;
         cudaMemGetInfo(&probe_info.free_bytes, &probe_info.total_bytes);
-        gm_device.sm_count = prop.multiProcessorCount;
-        gm_device.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
-        gm_device.dependent_launch = prop.major >= 9;
-        gm_device.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
-        gm_device.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
+        gm_facts.sm_count = prop.multiProcessorCount;
+        gm_facts.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
+        gm_facts.dependent_launch = prop.major >= 9;
+        gm_facts.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
+        gm_facts.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
+        if (callers != 0 && cudaSetDevice(callers) != cudaSuccess)
+            cudaGetLastError(); /* a library's caller keeps its device */
     }
     probe_info.seconds = host_seconds() - began;
     probe_finished = true;
@@ -178,8 +212,19 @@ extern "C" int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
     if (info)
         *info = probe_info;
     if (probe_rc != GM_OK)
-        return gm_fail(st, GM_ENODEV, "%s", probe_msg);
+        return gm_fail(st, (gm_code)probe_rc, "%s", probe_msg);
     return GM_OK;
+}
+
+extern "C" void gm_gpu_select(int index)
+{
+    if (!gm_cuda_touched && index >= 0)
+        probe_index = index;
+}
+
+extern "C" int gm_gpu_built(void)
+{
+    return 1;
 }
 
 extern "C" int gm_gpu_driver_loaded(void)
@@ -238,7 +283,7 @@ static void tear_down()
         return;
     double a = host_seconds();
     gm_trace_push("cuda teardown");
-    if (cudaSetDevice(0) == cudaSuccess)
+    if (cudaSetDevice(probe_index) == cudaSuccess)
         cudaDeviceReset();
     gm_trace_pop();
     teardown_took = host_seconds() - a;

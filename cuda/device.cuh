@@ -23,7 +23,7 @@ struct device_facts {
     bool dependent_launch;         /* programmatic dependent launches: sm_90 and later */
     int circular_blocks_per_sm[2]; /* resident circular blocks, int32 and int64 keys */
 };
-extern device_facts gm_device;
+extern device_facts gm_facts;
 
 /* The choices forced by the tests (testing.h): all zero in the shipped binary. */
 extern gm_gpu_choices gm_forced;
@@ -60,6 +60,32 @@ struct trace_range {
     ~trace_range() { gm_trace_pop(); }
     trace_range(const trace_range &) = delete;
     trace_range &operator=(const trace_range &) = delete;
+};
+
+/* The index of the device the probe chose (--gpu=N; 0 by default). */
+int probed_device_index();
+
+/* Makes the probed device current in the calling thread for a scope, and the
+ * thread's own device current again after it: the probe may have run on another
+ * thread (the warm start), and a library caller may have chosen another device
+ * for its own work. */
+struct on_probed_device {
+    int callers = 0;
+    bool changed = false;
+    on_probed_device()
+    {
+        const int want = probed_device_index();
+        if (cudaGetDevice(&callers) == cudaSuccess && callers != want)
+            changed = cudaSetDevice(want) == cudaSuccess;
+        cudaGetLastError();
+    }
+    ~on_probed_device()
+    {
+        if (changed)
+            cudaSetDevice(callers);
+    }
+    on_probed_device(const on_probed_device &) = delete;
+    on_probed_device &operator=(const on_probed_device &) = delete;
 };
 
 /* Fails with GM_EDEVMEM unless need bytes fit in the device's free memory. */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/keys.h"
 #include "../core/types.h"
 
 #ifdef __cplusplus
@@ -22,6 +23,7 @@ typedef struct gm_gpu_info {
     char name[256];
     int sm_count;
     int cc_major, cc_minor;
+    int index;        /* the device's number among those CUDA sees */
     size_t free_bytes, total_bytes;
     char detail[256]; /* after a failed probe: the CUDA error behind the message, by
                          name and CUDA's own words (for -v); else empty */
@@ -43,13 +45,25 @@ typedef struct gm_gpu_times {
  * keeps this many free beside its fan-in while the GPU may start. */
 #define GM_GPU_START_FDS 34
 
-/* Finds a usable CUDA device and creates its context (once a process; later calls
- * return what the first found). Returns GM_OK, or GM_ENODEV with the reason in
+/* Finds the chosen CUDA device (gm_gpu_select) and creates its context (once a
+ * process; later calls return what the first found); the probing thread's current
+ * device is made current again (a library caller's choice). Returns GM_OK, GM_EUSAGE
+ * when the chosen index names no device, or GM_ENODEV with the reason in
  * words ("no usable CUDA device: no NVIDIA driver loaded", "...: no CUDA-capable
  * device", "...: built without CUDA", "...: N file descriptors free, CUDA's
  * start-up needs 34 (ulimit -n)", ...). info, if not null, is filled in either
  * way (all zero but detail after a failure). */
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st);
+
+/* Chooses the device the probe takes: index among the devices CUDA sees (those
+ * CUDA_VISIBLE_DEVICES leaves, numbered from 0), 0 unless chosen. Has no effect
+ * once the probe has begun. An index with no device makes the probe fail with
+ * GM_EUSAGE ("--gpu=N: no such CUDA device: ..."), which --device=auto reports
+ * as an error rather than falling back to the CPU. */
+void gm_gpu_select(int index);
+
+/* Whether this build has the CUDA engine (0 in the stub): no CUDA call. */
+int gm_gpu_built(void);
 
 /* Starts the probe (and so the CUDA context) in a background thread and returns at
  * once, so that start-up overlaps the caller's own work (reading the input); the
@@ -99,6 +113,21 @@ int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
 int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st);
 
+/* The library's calls on device memory (gm_sort_device, gm_merge_device in
+ * include/gpumerge.h): keys already on device 0 (made current for the call, the
+ * calling thread's own device current again after it),
+ * the work ordered on stream (a cudaStream_t; NULL the default stream) and waited
+ * for. gm_gpu_sort_device sorts the n keys at keys in place; gm_gpu_merge_device
+ * merges the k sorted device arrays arrays[i] of lens[i] keys into out (stable:
+ * the earlier array first on ties). With unique only the first of equal keys is
+ * kept; *n_out gets the keys written. Both copy the keys into buffers of their own
+ * (about twice the keys) and back. Same returns as gm_gpu_merge. */
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st);
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st);
+
 /* The text path of a sort: the input's text goes to the device whole, is parsed
  * there (the grammar of core/input.h: [blanks][+|-]digits[blanks][\r] lines ending
  * with eol, blank lines skipped, the last line's eol optional, int32 keys while
@@ -142,6 +171,38 @@ typedef struct gm_text_result {
  * GM_ECUDA or GM_ENODEV (res->bytes says whether output was handed out before). */
 int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *times,
                      gm_status *st);
+
+/* The records path's sort of one chunk (cuda/records.cu): the chunk's blocks of
+ * lines go to the device, where the lines are found, each line's first-key prefix
+ * is made by the CPU's code (core/keyprefix.h), and the (prefix, line) pairs are
+ * sorted stably; the records come back in that order, with the places where the
+ * device's order is not sort's final word. */
+typedef struct gm_gpu_rec_job {
+    const gm_keyspec *ks;              /* its first key not ordered by -g */
+    const unsigned char *const *text;  /* the blocks, host memory: whole lines, each
+                                          ending with ks->eol */
+    const size_t *len;                 /* each block's bytes */
+    int nblocks;
+    uint64_t lines;                    /* the lines of all blocks (counted by the caller) */
+    int refine;                        /* one key with the last resort after it (no -s,
+                                          -u): where every prefix is exact, equal ones are
+                                          ordered by the lines' first eight bytes too */
+    gm_copy_fn copy;                   /* NULL: memcpy (into the staging ring) */
+    void *copy_ctx;
+    uint64_t *recs;                    /* out, 2 * lines: core/lines.h's gm_rec (prefix,
+                                          reference) of each line, in the device's order */
+    unsigned char *tied;               /* out, lines: 1 where a record's sort key (the
+                                          prefix, with refine and exact prefixes also the
+                                          first eight bytes) equals the one before it, so
+                                          sort's comparison must order the two */
+} gm_gpu_rec_job;
+
+/* Sorts job's lines on the GPU as above. Equal sort keys keep the lines' order in
+ * the blocks. Returns GM_OK; GM_ETEXT when the device declines the chunk (it does
+ * not fit in device memory, or has 2^32 lines or more), before anything is
+ * written, for the caller to sort it on the CPU; GM_EDEVMEM, GM_ECUDA or
+ * GM_ENODEV. */
+int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st);
 
 #ifdef __cplusplus
 }

@@ -16,11 +16,19 @@ int gm_gpu_stub_touched;
 int gm_gpu_probe(gm_gpu_info *info, gm_status *st)
 {
     gm_gpu_stub_touched = 1;
-    if (info) {
-        memset(info, 0, sizeof *info);
-        snprintf(info->detail, sizeof info->detail, "built without CUDA");
-    }
+    if (info)
+        memset(info, 0, sizeof *info); /* no CUDA error behind the words */
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+void gm_gpu_select(int index)
+{
+    (void)index;
+}
+
+int gm_gpu_built(void)
+{
+    return 0;
 }
 
 int gm_gpu_merge(gm_keys *keys, const int64_t *offsets, int nruns, int reverse,
@@ -34,6 +42,22 @@ int gm_gpu_sort(gm_keys *keys, int reverse, int unique, gm_kernel kernel,
                 gm_gpu_times *times, gm_status *st)
 {
     (void)keys, (void)reverse, (void)unique, (void)kernel, (void)times;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st)
+{
+    (void)keys, (void)n, (void)width, (void)reverse, (void)unique, (void)n_out, (void)stream;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st)
+{
+    (void)arrays, (void)lens, (void)k, (void)width, (void)out, (void)reverse, (void)unique;
+    (void)n_out, (void)stream;
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
@@ -77,5 +101,12 @@ int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *
 {
     (void)job, (void)times;
     memset(res, 0, sizeof *res);
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st)
+{
+    (void)job;
+    memset(times, 0, sizeof *times);
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }

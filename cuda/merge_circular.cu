@@ -24,6 +24,9 @@
  * window, R keys starting anywhere, is always one contiguous array: the one co-rank
  * and the sequential merge of core/corank.h run on it unchanged, where the book
  * needs circular variants of both.
+ *
+ * With values (value.cuh), rings and staging tile have shadows after them, filled,
+ * merged and stored beside the keys.
  */
 #include "block.cuh"
 #include "device.cuh"
@@ -74,23 +77,31 @@ template <typename K, int THREADS, int ITEMS, int R> struct ring_refill {
     }
 };
 
-/* The kernel's shared memory: two doubled rings and a staging tile, five tiles. */
-template <typename K> constexpr int circular_smem_bytes()
+/* The kernel's shared memory: two doubled rings and a staging tile, five tiles;
+ * then their shadow of values (none keys-only). */
+template <typename K> constexpr int circular_key_bytes()
 {
     return 5 * tiles<K>::CIRC_TILE * (int)sizeof(K);
 }
+template <typename K, typename V> constexpr int circular_smem_bytes()
+{
+    return circular_key_bytes<K>() + value_bytes<V>(5 * tiles<K>::CIRC_TILE);
+}
 
-template <typename K>
+template <typename K, typename V>
 __global__ void __launch_bounds__(shape<K>::CIRC_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::CIRC_THREADS,
-                                                           circular_smem_bytes<K>()))
+                                                           circular_smem_bytes<K, V>()))
 merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
-                      const int64_t *__restrict__ coranks, K mask)
+                      const int64_t *__restrict__ coranks, K mask, const V *__restrict__ vsrc,
+                      V *__restrict__ vdst)
 {
     constexpr int THREADS = shape<K>::CIRC_THREADS, ITEMS = shape<K>::CIRC_ITEMS;
     constexpr int TILE = tiles<K>::CIRC_TILE, R = TILE;
     extern __shared__ __align__(16) unsigned char smem[];
     K *ring_a = (K *)smem, *ring_b = ring_a + 2 * R, *stage = ring_b + 2 * R;
+    /* the shadows: the same layout, in values */
+    V *vring_a = value_shadow<V>(circular_key_bytes<K>()), *vstage = value_at(vring_a, 4 * R);
     gm_after_previous();
 
     tile_place t = place_tile(d, blockIdx.x); /* t.k0..t.k1: this block's segment */
@@ -104,6 +115,8 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
     int lb = (int)(b_end - b_cur < TILE ? b_end - b_cur : TILE);
     int ra = 0, rb = 0;
     const K *a_next = src + t.lo + a_cur + la, *b_next = src + t.mid + b_cur + lb;
+    const V *va_next = value_at(vsrc, t.lo + a_cur + la);
+    const V *vb_next = value_at(vsrc, t.mid + b_cur + lb);
     int64_t a_left = a_end - a_cur - la, b_left = b_end - b_cur - lb;
     {
         ring_refill<K, THREADS, ITEMS, R> f;
@@ -111,12 +124,21 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
         f.store(ring_a, 0, 0, la, 0);
         f.load(a_next, 0, b_next - lb, lb);
         f.store(ring_a, 0, 0, 0, lb);
+        if constexpr (has_value<V>) {
+            ring_refill<V, THREADS, ITEMS, R> fv;
+            fv.load(va_next - la, la, vb_next, 0);
+            fv.store(vring_a, 0, 0, la, 0);
+            fv.load(va_next, 0, vb_next - lb, lb);
+            fv.store(vring_a, 0, 0, 0, lb);
+        }
     }
     __syncthreads();
 
     const int lane = threadIdx.x & 31;
     K *out = dst + t.lo + t.k0;
-    for (int64_t left = t.k1 - t.k0; left > 0; left -= TILE, out += TILE) {
+    V *vout = value_at(vdst, t.lo + t.k0);
+    for (int64_t left = t.k1 - t.k0; left > 0;
+         left -= TILE, out += TILE, vout = value_at(vout, TILE)) {
         int cnt = (int)(left < TILE ? left : TILE);
         /* This tile is the merge of the first ta keys of a's window and the first
          * cnt - ta of b's; each warp finds ta, 32 lanes probing side by side. */
@@ -129,21 +151,30 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
         int na = (int)(a_left < ta ? a_left : ta), nb = (int)(b_left < tb ? b_left : tb);
         ring_refill<K, THREADS, ITEMS, R> f;
         f.load(a_next, na, b_next, nb);
+        ring_refill<V, THREADS, ITEMS, R> fv;
+        if constexpr (has_value<V>)
+            fv.load(va_next, na, vb_next, nb);
 
         /* Both windows as offsets into smem, where ring_b follows ring_a: merge_items's
          * reads past a's slice land in ring_b, and past b's (slot rb + tb <= 2R - 1 of
          * ring_b) stay inside it, none of it written during the merge. */
         if (mask == 0)
-            merge_tile<K, ITEMS, false>(ring_a, ra, ta, 2 * R + rb, tb, stage);
+            merge_tile<K, ITEMS, false, V>(ring_a, ra, ta, 2 * R + rb, tb, stage, 0, vring_a,
+                                           vstage);
         else
-            merge_tile<K, ITEMS, true>(ring_a, ra, ta, 2 * R + rb, tb, stage);
+            merge_tile<K, ITEMS, true, V>(ring_a, ra, ta, 2 * R + rb, tb, stage, 0, vring_a,
+                                          vstage);
         __syncthreads();
 
         store_tile<K, THREADS>(out, stage, cnt);
+        if constexpr (has_value<V>)
+            store_tile<V, THREADS>(vout, vstage, cnt);
         /* The refill lands in the slots the tile consumed: a full window of R keys
          * ends where it starts (and one cut short gets no refill). */
         int wa = ra + la, wb = rb + lb;
         f.store(ring_a, wa >= R ? wa - R : wa, wb >= R ? wb - R : wb, na, nb);
+        if constexpr (has_value<V>)
+            fv.store(vring_a, wa >= R ? wa - R : wa, wb >= R ? wb - R : wb, na, nb);
         __syncthreads();
 
         ra += ta;
@@ -154,6 +185,8 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
         lb += nb - tb;
         a_next += na;
         b_next += nb;
+        va_next = value_at(va_next, na);
+        vb_next = value_at(vb_next, nb);
         a_left -= na;
         b_left -= nb;
     }
@@ -161,31 +194,33 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
 
 template <typename K> int64_t circular_segment(int64_t n)
 {
-    int per_sm = gm_device.circular_blocks_per_sm[sizeof(K) == 8];
+    int per_sm = gm_facts.circular_blocks_per_sm[sizeof(K) == 8];
     int64_t blocks = gm_forced.circular_blocks > 0
                          ? gm_forced.circular_blocks
-                         : (int64_t)gm_device.sm_count * (per_sm > 0 ? per_sm : 1);
+                         : (int64_t)gm_facts.sm_count * (per_sm > 0 ? per_sm : 1);
     int64_t tile = tiles<K>::CIRC_TILE;
     int64_t seg = (n + blocks - 1) / blocks;
     seg = (seg + tile - 1) / tile * tile;
     return seg > tile ? seg : tile;
 }
 
-template <typename K>
+template <typename K, typename V>
 int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
-                          const int64_t *coranks, cudaStream_t s, gm_status *st)
+                          const int64_t *coranks, cudaStream_t s, gm_status *st, const V *vsrc,
+                          V *vdst)
 {
     if (d.ntiles == 0)
         return GM_OK;
-    size_t smem = circular_smem_bytes<K>();
-    int rc = set_attribute_once<merge_circular_kernel<K>,
+    size_t smem = circular_smem_bytes<K, V>();
+    int rc = set_attribute_once<merge_circular_kernel<K, V>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, st);
     if (!rc)
-        rc = prefer_shared_memory<merge_circular_kernel<K>>(st);
+        rc = prefer_shared_memory<merge_circular_kernel<K, V>>(st);
     if (rc)
         return rc;
-    GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K>,
-              (unsigned)d.ntiles, shape<K>::CIRC_THREADS, smem, s, src, dst, d, coranks, mask);
+    GM_LAUNCH("merge_circular_kernel", st, d.dependent, merge_circular_kernel<K, V>,
+              (unsigned)d.ntiles, shape<K>::CIRC_THREADS, smem, s, src, dst, d, coranks, mask,
+              vsrc, vdst);
     return GM_OK;
 }
 
@@ -198,10 +233,10 @@ template <typename K> int circular_occupancy()
 {
     gm_status ignored;
     int blocks = 0;
-    size_t smem = circular_smem_bytes<K>();
-    if (set_attribute_once<merge_circular_kernel<K>,
+    size_t smem = circular_smem_bytes<K, no_value>();
+    if (set_attribute_once<merge_circular_kernel<K, no_value>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, &ignored) ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K>,
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K, no_value>,
                                                       shape<K>::CIRC_THREADS, smem) != cudaSuccess) {
         cudaGetLastError();
         return 1;
@@ -209,10 +244,12 @@ template <typename K> int circular_occupancy()
     return blocks > 0 ? blocks : 1;
 }
 
-#define GM_INSTANTIATE(K)                                                                  \
+#define GM_INSTANTIATE_KEYS(K)                                                             \
     template int64_t circular_segment<K>(int64_t);                                         \
-    template int circular_occupancy<K>();                                                  \
-    template int launch_merge_circular<K>(const K *, K *, const pass_desc &, K,            \
-                                          const int64_t *, cudaStream_t, gm_status *);
-GM_INSTANTIATE(int32_t)
-GM_INSTANTIATE(int64_t)
+    template int circular_occupancy<K>();
+GM_FOR_KEYS(GM_INSTANTIATE_KEYS)
+#define GM_INSTANTIATE(K, V)                                                               \
+    template int launch_merge_circular<K, V>(const K *, K *, const pass_desc &, K,          \
+                                             const int64_t *, cudaStream_t, gm_status *,    \
+                                             const V *, V *);
+GM_FOR_KEYS_AND_PAIRS(GM_INSTANTIATE)

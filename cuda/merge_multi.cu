@@ -34,6 +34,8 @@
  *      (few blocks are resident to hide the wait otherwise).
  *
  * The chunk's loads are the tiled kernel's (chunked_slices: 16-byte cp.async chunks).
+ * With values (value.cuh), both buffers have shadows, which the chunk's values
+ * load into and merge through beside the keys.
  */
 #include "block.cuh"
 #include "kernels.cuh"
@@ -225,21 +227,24 @@ __device__ inline int multi_chunk_end(const int64_t *list, int cur, int end)
 }
 
 /* One chunk of a block's stretch, as every thread of the block needs it. */
-template <typename K> struct multi_chunk {
+template <typename K, typename V> struct multi_chunk {
     chunked_slices<K, WAYS> slices; /* each run's slice, and where it lands */
+    value_slices<V, WAYS> vslices;  /* their values, landing in the shadow */
     int len[WAYS];
     int64_t out; /* the chunk's first output, in the array */
 };
 
 /* Sets c from the splits lo and hi (thread 0 of the block). */
-template <typename K>
-__device__ inline void multi_chunk_of(multi_chunk<K> &c, const K *src, const int64_t *run_at,
-                                      const int64_t *lo, const int64_t *hi)
+template <typename K, typename V>
+__device__ inline void multi_chunk_of(multi_chunk<K, V> &c, const K *src, const V *vsrc,
+                                      const int64_t *run_at, const int64_t *lo,
+                                      const int64_t *hi)
 {
     int64_t out = run_at[0];
     for (int q = 0; q < WAYS; q++) {
         c.len[q] = (int)(hi[q] - lo[q]);
         c.slices.add(q, src + run_at[q] + lo[q], c.len[q]);
+        c.vslices.add(q, value_at(vsrc, run_at[q] + lo[q]), c.len[q], c.slices.at[q]);
         out += lo[q];
     }
     c.out = out;
@@ -264,29 +269,42 @@ template <typename K> constexpr int multi_tmp_keys()
     return (TILE + 2 * ITEMS + VEC) / VEC * VEC;
 }
 
-/* Shared memory a block uses: both buffers, and the chunks' descriptions. */
-template <typename K> constexpr int multi_smem_bytes()
+/* The dynamic shared memory: the shadows of `in` and of `tmp` (none keys-only). */
+template <typename K, typename V> constexpr int multi_value_bytes()
 {
-    return (multi_in_keys<K>() + multi_tmp_keys<K>()) * (int)sizeof(K) + 256;
+    return value_bytes<V>(multi_in_keys<K>()) + value_bytes<V>(multi_tmp_keys<K>());
 }
 
-template <typename K, bool DESC>
+/* Shared memory a block uses: both buffers, the chunks' descriptions, the shadows. */
+template <typename K, typename V> constexpr int multi_smem_bytes()
+{
+    return (multi_in_keys<K>() + multi_tmp_keys<K>()) * (int)sizeof(K) + 256 +
+           (has_value<V> ? 2 * (int)sizeof(value_slices<V, WAYS>) : 0) +
+           multi_value_bytes<K, V>();
+}
+
+template <typename K, typename V, bool DESC>
 __global__ void __launch_bounds__(shape<K>::MULTI_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::MULTI_THREADS,
-                                                           multi_smem_bytes<K>()))
+                                                           multi_smem_bytes<K, V>()))
 merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
-                   const int64_t *__restrict__ splits)
+                   const int64_t *__restrict__ splits, const V *__restrict__ vsrc,
+                   V *__restrict__ vdst)
 {
     constexpr int THREADS = shape<K>::MULTI_THREADS, ITEMS = shape<K>::MULTI_ITEMS;
     constexpr int TILE = tiles<K>::MULTI_TILE, VEC = 16 / sizeof(K);
+    constexpr int VVEC = 16 / sizeof(V); /* values a 16-byte store */
     constexpr int BUF = multi_in_keys<K>(), TMP = multi_tmp_keys<K>();
     static_assert(BUF >= TILE + VEC, "the merged chunk fits after its shift");
     static_assert(TMP >= TILE + VEC, "the merged chunk fits after its shift");
+    static_assert(!has_value<V> || (BUF >= TILE + VVEC && TMP >= TILE + VVEC),
+                  "the merged chunk's values fit after their shift");
     __shared__ __align__(16) K in[BUF];
     __shared__ __align__(16) K tmp[TMP];
     __shared__ int64_t run_at[WAYS + 1];
     __shared__ int last_entry;
-    __shared__ multi_chunk<K> c[2]; /* the chunk merged, the chunk loading */
+    __shared__ multi_chunk<K, V> c[2]; /* the chunk merged, the chunk loading */
+    V *vin = value_shadow<V>(), *vtmp = value_shadow<V>(value_bytes<V>(BUF)); /* shadows */
     gm_after_previous();
 
     int64_t g = blockIdx.x / d.blocks_per_group;
@@ -309,17 +327,19 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     constexpr bool PIPELINED = shape<K>::MULTI_PIPELINED;
     int next = multi_chunk_end<K>(list, cur, end);
     if (threadIdx.x == 0)
-        multi_chunk_of<K>(c[0], src, run_at, list + cur * WAYS, list + next * WAYS);
+        multi_chunk_of<K, V>(c[0], src, vsrc, run_at, list + cur * WAYS, list + next * WAYS);
     __syncthreads();
     c[0].slices.template fetch<THREADS>(in);
+    c[0].vslices.template fetch<THREADS>(vin);
     __pipeline_commit();
     for (int b = 0; cur < end; b ^= 1) {
         int after = next < end ? multi_chunk_end<K>(list, next, end) : next;
         __pipeline_wait_prior(0);
         __syncthreads();
-        const multi_chunk<K> &m = c[b];
+        const multi_chunk<K, V> &m = c[b];
         if (threadIdx.x == 0 && next < end) /* read by all after level one's barrier */
-            multi_chunk_of<K>(c[b ^ 1], src, run_at, list + next * WAYS, list + after * WAYS);
+            multi_chunk_of<K, V>(c[b ^ 1], src, vsrc, run_at, list + next * WAYS,
+                                 list + after * WAYS);
 
         /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp, Y from a multiple
          * of ITEMS; with at most TILE - ITEMS keys, ceil(lx / ITEMS) + ceil(ly /
@@ -328,34 +348,45 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
         int u = threadIdx.x;
         if (u < nx)
-            merge_share<K, ITEMS, DESC>(in, m.slices.at[0], m.len[0], m.slices.at[1], m.len[1],
-                                        u * ITEMS, tmp + u * ITEMS);
+            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[0], m.len[0], m.slices.at[1],
+                                           m.len[1], u * ITEMS, tmp + u * ITEMS, vin,
+                                           value_at(vtmp, u * ITEMS));
         else if (u < nx + ny)
-            merge_share<K, ITEMS, DESC>(in, m.slices.at[2], m.len[2], m.slices.at[3],
-                                        m.len[3], (u - nx) * ITEMS, tmp + y_at + (u - nx) * ITEMS);
+            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[2], m.len[2], m.slices.at[3],
+                                           m.len[3], (u - nx) * ITEMS,
+                                           tmp + y_at + (u - nx) * ITEMS, vin,
+                                           value_at(vtmp, y_at + (u - nx) * ITEMS));
         int64_t out = m.out;
         __syncthreads();
 
-        /* Level two: X with Y, staged from the chunk's misalignment in memory, so
-         * that the stores can be vectors. */
-        int shift = (int)(out % VEC);
+        /* Level two: X with Y, staged from the chunk's misalignment in memory (the
+         * values from theirs), so that the stores can be vectors. */
+        int shift = (int)(out % VEC), vshift = (int)(out % VVEC);
         const K *merged = in;
+        const V *vmerged = vin;
         if constexpr (PIPELINED) {
             if (next < end) {
                 c[b ^ 1].slices.template fetch<THREADS>(in);
+                c[b ^ 1].vslices.template fetch<THREADS>(vin);
                 __pipeline_commit();
             }
             int k = threadIdx.x * ITEMS;
-            merge_share_in_place<K, ITEMS, DESC>(tmp, k < lx + ly, 0, lx, y_at, ly, k, shift + k);
+            merge_share_in_place<K, ITEMS, DESC, V>(tmp, k < lx + ly, 0, lx, y_at, ly, k,
+                                                    shift + k, vtmp, vshift + k);
             merged = tmp;
+            vmerged = vtmp;
         } else {
-            merge_tile<K, ITEMS, DESC>(tmp, 0, lx, y_at, ly, in + shift);
+            merge_tile<K, ITEMS, DESC, V>(tmp, 0, lx, y_at, ly, in + shift, 0, vtmp,
+                                          value_at(vin, vshift));
         }
         __syncthreads();
         store_tile<K, THREADS>(dst + out, merged, lx + ly, shift);
+        if constexpr (has_value<V>)
+            store_tile<V, THREADS>(vdst + out, vmerged, lx + ly, vshift);
         if (!PIPELINED && next < end) {
             __syncthreads(); /* every store has read `in` */
             c[b ^ 1].slices.template fetch<THREADS>(in);
+            c[b ^ 1].vslices.template fetch<THREADS>(vin);
             __pipeline_commit();
         }
         cur = next; /* the next round's barrier keeps tmp until every store has read it */
@@ -394,17 +425,28 @@ template <typename K> int64_t multi_scratch_entries(int64_t n, int64_t run_len)
     return multi_list_entries(d) + multi_index_slots(d);
 }
 
-template <typename K>
+/* The attributes kernel needs: all of L1 as shared memory, and room for the
+ * shadows (past 48 KB a block). */
+template <auto KERNEL, typename K, typename V> static int multi_attributes(gm_status *st)
+{
+    int rc = prefer_shared_memory<KERNEL>(st);
+    if (!rc && multi_value_bytes<K, V>() > 0)
+        rc = set_attribute_once<KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize>(
+            multi_value_bytes<K, V>(), st);
+    return rc;
+}
+
+template <typename K, typename V>
 int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
-                       int64_t *splits, cudaStream_t s, gm_status *st)
+                       int64_t *splits, cudaStream_t s, gm_status *st, const V *vsrc, V *vdst)
 {
     if (n == 0)
         return GM_OK;
     multi_desc d = multi_pass_desc<K>(n, run_len);
     /* One kernel per direction: the merges' comparisons are compiled for it. */
-    auto kernel = mask == 0 ? merge_multi_kernel<K, false> : merge_multi_kernel<K, true>;
-    int rc = mask == 0 ? prefer_shared_memory<merge_multi_kernel<K, false>>(st)
-                       : prefer_shared_memory<merge_multi_kernel<K, true>>(st);
+    auto kernel = mask == 0 ? merge_multi_kernel<K, V, false> : merge_multi_kernel<K, V, true>;
+    int rc = mask == 0 ? multi_attributes<merge_multi_kernel<K, V, false>, K, V>(st)
+                       : multi_attributes<merge_multi_kernel<K, V, true>, K, V>(st);
     if (rc)
         return rc;
     int64_t samples = multi_index_slots(d); /* a thread each, in both kernels */
@@ -415,14 +457,14 @@ int launch_merge_multi(const K *src, K *dst, int64_t n, int64_t run_len, K mask,
               (unsigned)((samples + 255) / 256), 256, 0, s, src, d, mask,
               (const K *)index, splits);
     GM_LAUNCH("merge_multi_kernel", st, false, kernel,
-              (unsigned)(d.groups * d.blocks_per_group), shape<K>::MULTI_THREADS, 0, s, src,
-              dst, d, (const int64_t *)splits);
+              (unsigned)(d.groups * d.blocks_per_group), shape<K>::MULTI_THREADS,
+              multi_value_bytes<K, V>(), s, src, dst, d, (const int64_t *)splits, vsrc, vdst);
     return GM_OK;
 }
 
-#define GM_INSTANTIATE(K)                                                                  \
-    template int64_t multi_scratch_entries<K>(int64_t, int64_t);                           \
-    template int launch_merge_multi<K>(const K *, K *, int64_t, int64_t, K, int64_t *,     \
-                                       cudaStream_t, gm_status *);
-GM_INSTANTIATE(int32_t)
-GM_INSTANTIATE(int64_t)
+#define GM_INSTANTIATE_KEYS(K) template int64_t multi_scratch_entries<K>(int64_t, int64_t);
+GM_FOR_KEYS(GM_INSTANTIATE_KEYS)
+#define GM_INSTANTIATE(K, V)                                                               \
+    template int launch_merge_multi<K, V>(const K *, K *, int64_t, int64_t, K, int64_t *,   \
+                                          cudaStream_t, gm_status *, const V *, V *);
+GM_FOR_KEYS_AND_PAIRS(GM_INSTANTIATE)

@@ -14,6 +14,9 @@
  * tiles) there is no partition kernel: two warps of each block search the tile's
  * co-ranks in global memory themselves, saving a launch.
  *
+ * With values (value.cuh) each value is copied beside its key's place, into the
+ * buffer's shadow, merged with it and stored after the keys.
+ *
  * Layers: tile job (where the tile's windows are) -> load (block.cuh) -> per-thread
  * co-rank and sequential merge, in place -> coalesced store -> host launcher.
  */
@@ -83,10 +86,15 @@ template <typename K> constexpr int tiled_buffer_keys()
            VEC * VEC;
 }
 
-/* Shared memory a block uses: the buffer and a few scalars. */
-template <typename K> constexpr int tiled_smem_bytes()
+/* Shared memory a block uses: the buffer and a few scalars, then the buffer's
+ * shadow of values (the dynamic shared memory; none keys-only). */
+template <typename K, typename V> constexpr int tiled_value_bytes()
 {
-    return tiled_buffer_keys<K>() * (int)sizeof(K) + 64;
+    return value_bytes<V>(tiled_buffer_keys<K>());
+}
+template <typename K, typename V> constexpr int tiled_smem_bytes()
+{
+    return tiled_buffer_keys<K>() * (int)sizeof(K) + 64 + tiled_value_bytes<K, V>();
 }
 
 /*
@@ -97,15 +105,17 @@ template <typename K> constexpr int tiled_smem_bytes()
  * they never cost a block, policy.cuh), so while some wait for their slices others
  * merge: the occupancy hides the memory latency.
  */
-template <typename K>
+template <typename K, typename V>
 __global__ void __launch_bounds__(shape<K>::TILED_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::TILED_THREADS,
-                                                           tiled_smem_bytes<K>()))
+                                                           tiled_smem_bytes<K, V>()))
 merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
-                   const int64_t *__restrict__ coranks, K mask)
+                   const int64_t *__restrict__ coranks, K mask, const V *__restrict__ vsrc,
+                   V *__restrict__ vdst)
 {
     constexpr int THREADS = shape<K>::TILED_THREADS, ITEMS = shape<K>::TILED_ITEMS;
     __shared__ __align__(16) K in[tiled_buffer_keys<K>()];
+    V *vin = value_shadow<V>(); /* in's shadow */
     gm_after_previous();
 
     /* Without a partition (coranks null), warps 0 and 1 find the co-ranks of the
@@ -129,6 +139,7 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
      * the cap, the store's destination and count would spill). Thread 0 leaves
      * those two in shared memory for after the merge. */
     __shared__ K *out_at;
+    __shared__ V *vout_at;
     __shared__ int out_cnt;
     int la, lb, a_at, b_at, skip;
     {
@@ -141,8 +152,14 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
         l.template fetch<THREADS>(in);
         a_at = l.at[0];
         b_at = l.at[1];
+        value_slices<V, 2> vl;
+        vl.add(0, value_at(vsrc, job.t.lo + job.a0), la, a_at);
+        vl.add(1, value_at(vsrc, job.t.mid + job.b0), lb, b_at);
+        vl.template fetch<THREADS>(vin);
         if (threadIdx.x == 0) {
             out_at = dst + job.t.lo + job.t.k0;
+            if constexpr (has_value<V>)
+                vout_at = vdst + job.t.lo + job.t.k0;
             out_cnt = (int)job.cnt;
         }
     }
@@ -154,28 +171,38 @@ merge_tiled_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc d,
      * of the windows' merge, staged where the windows were. */
     int k = threadIdx.x * ITEMS;
     if (mask == 0)
-        merge_share_in_place<K, ITEMS, false>(in, k < out_cnt, a_at, la, b_at, lb, skip + k, k);
+        merge_share_in_place<K, ITEMS, false, V>(in, k < out_cnt, a_at, la, b_at, lb, skip + k,
+                                                 k, vin, k);
     else
-        merge_share_in_place<K, ITEMS, true>(in, k < out_cnt, a_at, la, b_at, lb, skip + k, k);
+        merge_share_in_place<K, ITEMS, true, V>(in, k < out_cnt, a_at, la, b_at, lb, skip + k, k,
+                                                vin, k);
     __syncthreads();
     store_tile<K, THREADS>(out_at, in, out_cnt);
+    if constexpr (has_value<V>)
+        store_tile<V, THREADS>(vout_at, vin, out_cnt);
 }
 
-template <typename K>
+template <typename K, typename V>
 int launch_merge_tiled(const K *src, K *dst, const pass_desc &d, K mask, const int64_t *coranks,
-                       cudaStream_t s, gm_status *st)
+                       cudaStream_t s, gm_status *st, const V *vsrc, V *vdst)
 {
     if (d.ntiles == 0)
         return GM_OK;
-    int rc = prefer_shared_memory<merge_tiled_kernel<K>>(st);
+    constexpr int vbytes = tiled_value_bytes<K, V>();
+    int rc = prefer_shared_memory<merge_tiled_kernel<K, V>>(st);
+    if (!rc && vbytes > 0) /* the shadow takes the block past 48 KB */
+        rc = set_attribute_once<merge_tiled_kernel<K, V>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize>(vbytes, st);
     if (rc)
         return rc;
-    GM_LAUNCH("merge_tiled_kernel", st, d.dependent, merge_tiled_kernel<K>,
-              (unsigned)d.ntiles, shape<K>::TILED_THREADS, 0, s, src, dst, d, coranks, mask);
+    GM_LAUNCH("merge_tiled_kernel", st, d.dependent, merge_tiled_kernel<K, V>,
+              (unsigned)d.ntiles, shape<K>::TILED_THREADS, vbytes, s, src, dst, d, coranks, mask,
+              vsrc, vdst);
     return GM_OK;
 }
 
-template int launch_merge_tiled<int32_t>(const int32_t *, int32_t *, const pass_desc &, int32_t,
-                                         const int64_t *, cudaStream_t, gm_status *);
-template int launch_merge_tiled<int64_t>(const int64_t *, int64_t *, const pass_desc &, int64_t,
-                                         const int64_t *, cudaStream_t, gm_status *);
+#define GM_INSTANTIATE(K, V)                                                               \
+    template int launch_merge_tiled<K, V>(const K *, K *, const pass_desc &, K,             \
+                                          const int64_t *, cudaStream_t, gm_status *,       \
+                                          const V *, V *);
+GM_FOR_KEYS_AND_PAIRS(GM_INSTANTIATE)

@@ -92,7 +92,7 @@ int launch_partition(const K *src, const pass_desc &d, K mask, int64_t *coranks,
     }
 }
 
-template int launch_partition<int32_t>(const int32_t *, const pass_desc &, int32_t, int64_t *,
-                                       cudaStream_t, gm_status *);
-template int launch_partition<int64_t>(const int64_t *, const pass_desc &, int64_t, int64_t *,
-                                       cudaStream_t, gm_status *);
+#define GM_INSTANTIATE(K)                                                                  \
+    template int launch_partition<K>(const K *, const pass_desc &, K, int64_t *, cudaStream_t, \
+                                     gm_status *);
+GM_FOR_KEYS(GM_INSTANTIATE)

@@ -145,6 +145,12 @@ template <> struct shape<int64_t> {
     static constexpr bool MULTI_PIPELINED = tuned("i64.multi_pipelined", 1);
 };
 
+/* Unsigned keys (the key-value sorts' key prefixes) take the shapes of the signed
+ * keys of their width: the kernels' shared memory and registers see only the
+ * width. */
+template <> struct shape<uint32_t> : shape<int32_t> {};
+template <> struct shape<uint64_t> : shape<int64_t> {};
+
 /* The tiled kernel's coarse partition: co-ranks found to within a step of
  * TILED_TILE / steps keys (partition.cu); 4 beat 3, 8 and 16, and 1 (exact
  * co-ranks). */

@@ -1,12 +1,18 @@
 /*
  * testing.cu - testing.h: the setter of the forced choices and the tile sizes the
- * tests probe around, and the text path's parser and formatter alone (text.cuh).
+ * tests probe around, the text path's parser and formatter alone (text.cuh), and
+ * the device's sort and merge of key-value pairs on host arrays, and the records
+ * sort's per-line steps on the host (records.cuh).
  * Linked into the test binaries and the benchmark only.
  */
 #include <string.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "device.cuh"
 #include "kernels.cuh"
+#include "records.cuh"
 #include "testing.h"
 #include "text.cuh"
 
@@ -127,4 +133,120 @@ extern "C" int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size
                                : format_keys<int64_t>(j, keys, eol, &b, st);
     *len = b.len;
     return rc;
+}
+
+/* The pairs' sort (m < 0) or merge of runs [0, m) and [m, n) on the device, in
+ * place on the host's arrays. */
+template <typename K>
+static int pairs_on_device(K *keys, uint32_t *vals, int64_t m, int64_t n, int reverse,
+                           gm_kernel kernel, gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc || n == 0)
+        return rc;
+    device_buffers mem;
+    K *d_keys = nullptr, *d_ktmp = nullptr;
+    uint32_t *d_vals = nullptr, *d_vtmp = nullptr;
+    int64_t *d_cor = nullptr;
+    int64_t ncor = m < 0 ? sort_scratch_entries<K>(n) : coranks_needed<K>(n, 1);
+    if ((rc = mem.alloc(&d_keys, (size_t)n, st)) || (rc = mem.alloc(&d_ktmp, (size_t)n, st)) ||
+        (rc = mem.alloc(&d_vals, (size_t)n, st)) || (rc = mem.alloc(&d_vtmp, (size_t)n, st)) ||
+        (rc = mem.alloc(&d_cor, (size_t)ncor, st)))
+        return rc;
+    cudaStream_t s = 0;
+    GM_CUDA(cudaMemcpyAsync(d_keys, keys, (size_t)n * sizeof(K), cudaMemcpyHostToDevice, s), st);
+    GM_CUDA(cudaMemcpyAsync(d_vals, vals, (size_t)n * 4, cudaMemcpyHostToDevice, s), st);
+    K mask = reverse ? (K)-1 : (K)0;
+    K *kout = d_ktmp;
+    uint32_t *vout = d_vtmp;
+    rc = m < 0 ? sort_pairs_on_device<K, uint32_t>(d_keys, d_vals, d_ktmp, d_vtmp, n, mask, kernel,
+                                                   d_cor, &kout, &vout, s, st)
+               : merge_pairs_on_device<K, uint32_t>(d_keys, d_vals, m, n - m, d_ktmp, d_vtmp, mask,
+                                                    kernel, d_cor, s, st);
+    if (rc)
+        return rc;
+    GM_CUDA(cudaMemcpyAsync(keys, kout, (size_t)n * sizeof(K), cudaMemcpyDeviceToHost, s), st);
+    GM_CUDA(cudaMemcpyAsync(vals, vout, (size_t)n * 4, cudaMemcpyDeviceToHost, s), st);
+    GM_CUDA(cudaStreamSynchronize(s), st);
+    return GM_OK;
+}
+
+static int pairs_by_type(gm_pair_key type, void *keys, uint32_t *vals, int64_t m, int64_t n,
+                         int reverse, gm_kernel kernel, gm_status *st)
+{
+    switch (type) {
+    case GM_PAIR_I32:
+        return pairs_on_device<int32_t>((int32_t *)keys, vals, m, n, reverse, kernel, st);
+    case GM_PAIR_I64:
+        return pairs_on_device<int64_t>((int64_t *)keys, vals, m, n, reverse, kernel, st);
+    case GM_PAIR_U32:
+        return pairs_on_device<uint32_t>((uint32_t *)keys, vals, m, n, reverse, kernel, st);
+    default:
+        return pairs_on_device<uint64_t>((uint64_t *)keys, vals, m, n, reverse, kernel, st);
+    }
+}
+
+extern "C" int gm_gpu_test_sort_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t n,
+                                      int reverse, gm_kernel kernel, gm_status *st)
+{
+    return pairs_by_type(type, keys, vals, -1, n, reverse, kernel, st);
+}
+
+extern "C" int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t m,
+                                       int64_t n, int reverse, gm_kernel kernel, gm_status *st)
+{
+    return pairs_by_type(type, keys, vals, m, m + n, reverse, kernel, st);
+}
+/* A stable sort of (key, val) pairs by key, the device's rec_sort_pairs' twin. */
+static void records_sort_pairs(std::vector<u64> &key, std::vector<uint32_t> &val)
+{
+    std::vector<size_t> at(key.size());
+    std::iota(at.begin(), at.end(), 0);
+    std::stable_sort(at.begin(), at.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+    std::vector<u64> k(key.size());
+    std::vector<uint32_t> v(val.size());
+    for (size_t i = 0; i < at.size(); i++) {
+        k[i] = key[at[i]];
+        v[i] = val[at[i]];
+    }
+    key.swap(k);
+    val.swap(v);
+}
+
+extern "C" int gm_gpu_test_records_host(const gm_gpu_rec_job *job, gm_status *st)
+{
+    std::vector<unsigned char> text;
+    std::vector<u64> bstart, hbase;
+    for (int b = 0; b < job->nblocks; b++) {
+        bstart.push_back(text.size());
+        hbase.push_back((u64)(uintptr_t)job->text[b]);
+        text.insert(text.end(), job->text[b], job->text[b] + job->len[b]);
+    }
+    bstart.push_back(text.size());
+    std::vector<u64> ends;
+    for (size_t i = 0; i < text.size(); i++)
+        if (text[i] == (unsigned char)job->ks->eol)
+            ends.push_back(i);
+    const u64 n = job->lines;
+    if (ends.size() != n)
+        return gm_fail(st, GM_ECUDA, "records: %zu lines found, %llu expected", ends.size(), n);
+    const int head8 = job->refine != 0;
+    std::vector<u64> pfx(n), key(n);
+    std::vector<uint32_t> val(n);
+    std::vector<unsigned char> exact(n);
+    int inexact = 0;
+    for (u64 j = 0; j < n; j++)
+        inexact |= !rec_prefix_one(job->ks, text.data(), ends.data(), j, head8, pfx.data(),
+                                   key.data(), val.data(), exact.data());
+    records_sort_pairs(key, val);
+    if (head8) {
+        for (u64 i = 0; i < n; i++)
+            key[i] = pfx[val[i]];
+        records_sort_pairs(key, val);
+    }
+    for (u64 i = 0; i < n; i++)
+        rec_build_one(job->ks, text.data(), ends.data(), key.data(), val.data(), exact.data(), i,
+                      bstart.data(), hbase.data(), job->nblocks, head8 && !inexact, (u64 *)job->recs,
+                      job->tied);
+    return GM_OK;
 }

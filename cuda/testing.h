@@ -74,6 +74,29 @@ int gm_gpu_test_parse(const char *text, size_t len, char eol, int64_t *keys, int
 int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, size_t *len,
                        gm_status *st);
 
+/* The key types of the device's key-value sorts and merges. */
+typedef enum gm_pair_key { GM_PAIR_I32, GM_PAIR_I64, GM_PAIR_U32, GM_PAIR_U64 } gm_pair_key;
+
+/* The device sort of key-value pairs (cuda/kernels.cuh, sort_pairs_on_device) on
+ * host arrays: n keys of type `type` in keys and their uint32 values in vals are
+ * copied to the device, sorted by key with kernel (AUTO: tiled), stably, descending
+ * if reverse, and copied back in place. Returns GM_OK or a CUDA status. */
+int gm_gpu_test_sort_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t n, int reverse,
+                           gm_kernel kernel, gm_status *st);
+
+/* The device merge of two sorted runs of pairs (merge_pairs_on_device): keys[0, m)
+ * and keys[m, m + n), with their values, merged with kernel (AUTO: as gm_gpu_merge)
+ * into keys and vals, stably (ties: the first run's first). Returns GM_OK or a
+ * CUDA status. */
+int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t m, int64_t n,
+                            int reverse, gm_kernel kernel, gm_status *st);
+/* The records sort's steps (cuda/records.cuh) run on the host in place of the
+ * kernels, with a stable sort in place of the device's: what gm_gpu_sort_records
+ * would hand back for job (its recs and tied filled). Returns GM_OK, GM_ECUDA when
+ * the lines found are not job->lines, or GM_ENODEV in a build without CUDA. */
+struct gm_gpu_rec_job;
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /*
  * testing_stub.c - testing.h for a build without nvcc: no tiles; of the choices,
  * only the driver's presence, which the stub engine (gpu_stub.c) reports; whether
- * it was asked to start.
+ * it was asked to start; the pairs' sort and merge fail as the stub engine does.
  */
 #include "testing.h"
 
@@ -44,5 +44,25 @@ int gm_gpu_test_format(const gm_keys *keys, char eol, char *out, size_t cap, siz
                        gm_status *st)
 {
     (void)keys, (void)eol, (void)out, (void)cap, (void)len;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_test_sort_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t n, int reverse,
+                           gm_kernel kernel, gm_status *st)
+{
+    (void)type, (void)keys, (void)vals, (void)n, (void)reverse, (void)kernel;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_test_merge_pairs(gm_pair_key type, void *keys, uint32_t *vals, int64_t m, int64_t n,
+                            int reverse, gm_kernel kernel, gm_status *st)
+{
+    (void)type, (void)keys, (void)vals, (void)m, (void)n, (void)reverse, (void)kernel;
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
+int gm_gpu_test_records_host(const struct gm_gpu_rec_job *job, gm_status *st)
+{
+    (void)job;
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }

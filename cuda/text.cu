@@ -35,6 +35,7 @@ constexpr size_t STAGE_BYTES = 16u << 20;
 struct staging {
     char *buf[RING] = {};
     cudaEvent_t done[RING] = {}; /* the copy through buf[i] has finished */
+    int next = 0;                /* the buffer an upload takes next */
     bool ready = false;
 };
 static staging ring;
@@ -118,21 +119,59 @@ int text_begin(text_job &j, size_t len, gm_status *st)
     return staging_ready(st);
 }
 
-int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
+int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
+                   void *ctx, gm_status *st)
 {
     const size_t piece = stage_piece();
-    int i = 0;
-    for (size_t off = 0; off < j.len; off += piece, i = (i + 1) % RING) {
-        size_t n = j.len - off < piece ? j.len - off : piece;
+    /* the buffers are taken in turn across calls, so that a call's first piece
+     * waits on the oldest copy */
+    int &i = ring.next;
+    for (size_t off = 0; off < len; off += piece, i = (i + 1) % RING) {
+        size_t n = len - off < piece ? len - off : piece;
         GM_CUDA(cudaEventSynchronize(ring.done[i]), st); /* its last copy has moved */
         if (copy)
             copy(ctx, ring.buf[i], host + off, n);
         else
             memcpy(ring.buf[i], host + off, n);
-        GM_CUDA(cudaMemcpyAsync(j.text + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s), st);
+        GM_CUDA(cudaMemcpyAsync(j.text + at + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s),
+                st);
         GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
     }
     return GM_OK;
+}
+
+int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
+                     void *ctx, gm_status *st)
+{
+    const size_t piece = stage_piece();
+    const size_t npieces = (len + piece - 1) / piece;
+    char *h = (char *)host;
+    const char *d = (const char *)dev;
+    /* piece p moves through buffer p % RING while piece p - 1 is copied out */
+    for (size_t p = 0; p <= npieces; p++) {
+        if (p < npieces) {
+            const int i = (int)(p % RING);
+            const size_t off = p * piece, n = len - off < piece ? len - off : piece;
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            GM_CUDA(cudaMemcpyAsync(ring.buf[i], d + off, n, cudaMemcpyDeviceToHost, j.s), st);
+            GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
+        }
+        if (p > 0) {
+            const int i = (int)((p - 1) % RING);
+            const size_t off = (p - 1) * piece, n = len - off < piece ? len - off : piece;
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            if (copy)
+                copy(ctx, h + off, ring.buf[i], n);
+            else
+                memcpy(h + off, ring.buf[i], n);
+        }
+    }
+    return GM_OK;
+}
+
+int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
+{
+    return text_upload_at(j, 0, host, j.len, copy, ctx, st);
 }
 
 
@@ -229,6 +268,7 @@ extern "C" int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_
     int rc = gm_gpu_probe(nullptr, st);
     if (rc)
         return rc;
+    on_probed_device here;
     gm_kernel used = job->kernel == GM_KERNEL_AUTO ? GM_KERNEL_TILED : job->kernel;
     times->kernel_used = used;
     if (job->len == 0)

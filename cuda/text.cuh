@@ -53,6 +53,17 @@ int text_begin(text_job &j, size_t len, gm_status *st);
  * copy (NULL: memcpy) filling each staging buffer while the one before it moves. */
 int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st);
 
+/* The same for len bytes of host text into the job's text at byte at (a text made
+ * of several host pieces, cuda/records.cu). */
+int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
+                   void *ctx, gm_status *st);
+
+/* The way back: len bytes of device memory at dev into host memory (any kind)
+ * through the staging ring, copy (NULL: memcpy) emptying each staging buffer
+ * while the next one moves. Waits for the stream's work before it. */
+int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
+                     void *ctx, gm_status *st);
+
 /* Parses the job's text (lines ending with eol). A declined line is reported in
  * r->bad_line, not as an error; GM_ETEXT when the keys do not fit in device memory. */
 int text_parse(text_job &j, char eol, text_parsed *r, gm_status *st);

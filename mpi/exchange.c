@@ -1,12 +1,12 @@
 /*
  * exchange.c - the sample sort's exchange and merge (see gmpi.h): every rank's
- * sorted lines, cut by the splitters, go to their ranks as bytes, by
- * MPI_Alltoall of the counts and MPI_Alltoallv of the bytes, in rounds of at
- * most a quarter of the budget over the ranks per destination (a longer line
- * goes alone), so that the send and receive buffers stay bounded whatever the
- * input's size; what each source sends lands in a spool of its own, in the
- * source's sorted order. The spools are then merged stably by source rank
- * (core/recmerge), which is the input order of equal lines; with -u the merge's
+ * sorted lines, cut by the splitters, go to their ranks as bytes. Each source's
+ * bytes land in a spool of their own, sized to what comes (MPI_Alltoall of the
+ * counts) and mapped, and move in rounds of nonblocking sends and receives
+ * straight from the mapping of the rank's sorted lines into those of the
+ * spools, with no buffer between; the rank's share for itself is a parallel
+ * copy, overlapped with the round's messages. The spools, each in its
+ * source's sorted order, are then merged stably by source rank (core/recmerge), which is the input order of equal lines; with -u the merge's
  * sink begins with the last line of the ranks before (the greatest line any of
  * them received), so that a key split across ranks is kept once, first.
  */
@@ -15,16 +15,17 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/pages.h"
 #include "../core/recmerge.h"
-#include "../core/pread.h"
 #include "../core/util.h"
 
-enum { MIN_ROUND = 64 << 10, MAX_ROUND = 64 << 20, MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20 };
+enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30, MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20 };
 
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P)
 {
@@ -33,73 +34,121 @@ void gm_mpi_exchange_free(gm_mpi_exchange *x, int P)
     free(x->from);
     free(x->expect);
     free(x->cursor);
-    free(x->scount);
-    free(x->sdispl);
-    free(x->rcount);
-    free(x->rdispl);
-    free(x->sbuf);
-    free(x->rbuf);
 }
 
-static int grow(unsigned char **buf, size_t *cap, size_t need, gm_status *st)
+/* A spool of len bytes mapped shared and writable (NULL for none), its space
+ * looked for first; *size for munmap. */
+static unsigned char *map_spool(gm_mpi_spool *sp, int64_t len, gm_status *st)
 {
-    if (need <= *cap)
-        return GM_OK;
-    unsigned char *b = realloc(*buf, need);
-    if (!b)
+    if (len == 0)
+        return NULL;
+    if (!gm_mpi_room_for(sp->fd, len) || ftruncate(sp->fd, (off_t)len) != 0) {
+        gm_fail(st, GM_EIO, "write failed: a temporary file: %s",
+                strerror(gm_mpi_room_for(sp->fd, len) ? errno : ENOSPC));
+        return MAP_FAILED;
+    }
+    void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, sp->fd, 0);
+    if (p == MAP_FAILED)
+        gm_fail(st, GM_ENOMEM, "out of memory exchanging: %s", strerror(errno));
+    return p;
+}
+
+/* The mappings of one exchange: the rank's sorted lines, read; one spool per
+ * source, written. */
+struct maps {
+    unsigned char *local, **to;
+    int64_t local_len;
+};
+
+static int maps_open(gm_mpi *m, const gm_mpi_input *local, gm_mpi_exchange *x, struct maps *mp,
+                     gm_status *st)
+{
+    const int P = m->size;
+    mp->local_len = local->size;
+    mp->local = NULL;
+    mp->to = calloc((size_t)P, sizeof *mp->to);
+    if (!mp->to)
         return gm_fail(st, GM_ENOMEM, "out of memory exchanging");
-    *buf = b;
-    *cap = need;
+    if (local->size > 0) {
+        mp->local = mmap(NULL, (size_t)local->size, PROT_READ, MAP_SHARED, local->fd, 0);
+        if (mp->local == MAP_FAILED) {
+            mp->local = NULL;
+            return gm_fail(st, GM_ENOMEM, "out of memory exchanging: %s", strerror(errno));
+        }
+        madvise(mp->local, (size_t)local->size, MADV_SEQUENTIAL);
+    }
+    for (int s = 0; s < P; s++) {
+        mp->to[s] = map_spool(&x->from[s], x->expect[s], st);
+        if (mp->to[s] == MAP_FAILED) {
+            mp->to[s] = NULL;
+            return GM_EIO;
+        }
+    }
     return GM_OK;
 }
 
-/* Packs the next lines for every rank: about round bytes each, to the end of
- * the line that crosses round. Returns GM_OK or an error; *more: lines are left
- * after these. */
-static int pack(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut, gm_mpi_exchange *x,
-                int64_t round, int *more, gm_status *st)
+static void maps_close(const gm_mpi_exchange *x, struct maps *mp, int P)
 {
-    size_t total = 0;
-    int rc = GM_OK;
-    *more = 0;
-    for (int d = 0; d < m->size && !rc; d++) {
-        int64_t from = x->cursor[d], to = cut[d + 1];
-        if (to - from > round)
-            rc = gm_mpi_line_start(local, m->ks->eol, from + round, &to, st);
-        x->sdispl[d] = (int)total;
-        x->scount[d] = (int)(to - from);
-        total += (size_t)(to - from);
+    if (mp->local)
+        munmap(mp->local, (size_t)mp->local_len);
+    for (int s = 0; mp->to && s < P; s++)
+        if (mp->to[s])
+            munmap(mp->to[s], (size_t)x->expect[s]);
+    free(mp->to);
+}
+
+/* One round: up to round bytes to and from every other rank by nonblocking
+ * sends and receives straight between the mappings, this rank's own share
+ * copied meanwhile. Both sides cut a pair's bytes into the same rounds, so
+ * that the messages match without counts exchanged. Returns whether bytes
+ * are left. */
+static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct maps *mp,
+                     int64_t round, MPI_Request *req, int64_t *got)
+{
+    const int P = m->size;
+    int nreq = 0, more = 0;
+    for (int s = 0; s < P; s++) {
+        int64_t n = x->expect[s] - got[s];
+        n = n < round ? n : round;
+        if (s == m->rank || n == 0)
+            continue;
+        MPI_Irecv(mp->to[s] + got[s], (int)n, MPI_BYTE, s, 0, m->comm, &req[nreq++]);
+        got[s] += n;
+        m->bytes_recv += (double)n;
     }
-    if (!rc)
-        rc = grow(&x->sbuf, &x->scap, total + 1, st);
-    for (int d = 0; d < m->size && !rc; d++) {
-        int err = gm_pread_all(local->fd, x->sbuf + x->sdispl[d], (size_t)x->scount[d],
-                               x->cursor[d]);
-        if (err)
-            rc = gm_fail(st, GM_EIO, "cannot read a temporary file: %s",
-                         strerror(err < 0 ? EIO : err));
-        x->cursor[d] += x->scount[d];
-        *more |= x->cursor[d] < cut[d + 1];
-        if (d != m->rank)
-            m->bytes_sent += x->scount[d];
+    for (int d = 0; d < P; d++) {
+        int64_t n = cut[d + 1] - x->cursor[d];
+        n = n < round ? n : round;
+        if (d == m->rank || n == 0)
+            continue;
+        MPI_Isend(mp->local + x->cursor[d], (int)n, MPI_BYTE, d, 0, m->comm, &req[nreq++]);
+        x->cursor[d] += n;
+        m->bytes_sent += (double)n;
     }
-    return rc;
+    int me = m->rank;
+    int64_t n = cut[me + 1] - x->cursor[me];
+    n = n < round ? n : round;
+    if (n > 0) {
+        gm_pages_copy(mp->to[me] + got[me], mp->local + x->cursor[me], (size_t)n, m->nthreads);
+        x->cursor[me] += n;
+        got[me] += n;
+    }
+    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    for (int r = 0; r < P; r++)
+        more |= got[r] < x->expect[r] || x->cursor[r] < cut[r + 1];
+    return more;
 }
 
 int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
                         gm_mpi_exchange *x, gm_status *st)
 {
     const int P = m->size;
-    int64_t *send = calloc((size_t)P, sizeof *send);
+    int64_t *send = calloc((size_t)P, sizeof *send), *got = calloc((size_t)P, sizeof *got);
+    MPI_Request *req = calloc(2 * (size_t)P, sizeof *req);
     x->from = calloc((size_t)P, sizeof *x->from);
     x->expect = calloc((size_t)P, sizeof *x->expect);
     x->cursor = calloc((size_t)P, sizeof *x->cursor);
-    x->scount = calloc((size_t)P, sizeof(int));
-    x->sdispl = calloc((size_t)P, sizeof(int));
-    x->rcount = calloc((size_t)P, sizeof(int));
-    x->rdispl = calloc((size_t)P, sizeof(int));
-    if (!send || !x->from || !x->expect || !x->cursor || !x->scount || !x->sdispl ||
-        !x->rcount || !x->rdispl)
+    if (!send || !got || !req || !x->from || !x->expect || !x->cursor)
         MPI_Abort(m->comm, 2); /* a few words per rank */
     for (int d = 0; d < P; d++) {
         x->from[d].fd = -1;
@@ -114,43 +163,20 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     int rc = GM_OK;
     for (int s = 0; s < P && !rc; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], coming, st);
+    struct maps mp = { 0 };
+    if (!rc)
+        rc = maps_open(m, local, x, &mp, st);
     rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
-    if (rc)
-        return rc;
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
-    if (round > (INT_MAX / 2) / P) /* MPI's counts and displacements are ints */
-        round = (INT_MAX / 2) / P;
-    for (int go[2] = { 1, 0 }; go[0] && !go[1];) {
-        int more = 0;
-        if (!rc)
-            rc = pack(m, local, cut, x, round, &more, st);
-        if (rc) /* nothing sent from here on */
-            for (int d = 0; d < P; d++)
-                x->scount[d] = 0;
-        MPI_Alltoall(x->scount, 1, MPI_INT, x->rcount, 1, MPI_INT, m->comm);
-        size_t total = 0;
-        for (int s = 0; s < P; s++) {
-            x->rdispl[s] = (int)total;
-            total += (size_t)x->rcount[s];
-        }
-        if (grow(&x->rbuf, &x->rcap, total + 1, st) != GM_OK)
-            MPI_Abort(m->comm, 2); /* the round's bytes are on their way */
-        MPI_Alltoallv(x->sbuf, x->scount, x->sdispl, MPI_BYTE, x->rbuf, x->rcount, x->rdispl,
-                      MPI_BYTE, m->comm);
-        for (int s = 0; s < P && !rc; s++) {
-            int err = gm_write_all(x->from[s].fd, x->rbuf + x->rdispl[s], (size_t)x->rcount[s]);
-            if (err)
-                rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));
-            x->from[s].bytes += x->rcount[s];
-            if (s != m->rank)
-                m->bytes_recv += x->rcount[s];
-        }
-        m->rounds++;
-        int mine[2] = { more, rc != GM_OK };
-        MPI_Allreduce(mine, go, 2, MPI_INT, MPI_MAX, m->comm);
-    }
-    return gm_mpi_agree(m, rc, st);
+    for (int more = !rc; more; m->rounds++)
+        more = round_run(m, cut, x, &mp, round, req, got);
+    for (int s = 0; s < P; s++)
+        x->from[s].bytes = rc ? 0 : x->expect[s];
+    maps_close(x, &mp, P);
+    free(got);
+    free(req);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ merge */
@@ -265,7 +291,13 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
     for (int s = 0; s < m->size; s++)
         if (x->from[s].bytes > 0 && lseek(x->from[s].fd, 0, SEEK_SET) == 0)
             fds[k++] = x->from[s].fd;
-    int rc = gm_mpi_by_gm_run(m, GM_OP_MERGE, fds, k, out, st);
+    /* A stable sort of the spools in source order is their stable merge; on a
+     * GPU the integer path sorts text at the speed of its copies, where the
+     * host's merge parses and formats every line on the CPU. */
+    int gpu = m->cfg->device == GM_DEVICE_GPU ||
+              (m->cfg->device == GM_DEVICE_AUTO && access("/dev/nvidiactl", F_OK) == 0);
+    gm_op op = gpu && (m->cfg->strict || m->ks->whole_line_numeric) ? GM_OP_SORT : GM_OP_MERGE;
+    int rc = gm_mpi_by_gm_run(m, op, fds, k, out, st);
     free(fds);
     if (rc)
         return rc;

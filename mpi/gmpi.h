@@ -132,14 +132,11 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
 
 /* ---- the sample sort (samplesort.c, exchange.c) */
 
-/* The exchange's state: what came from each rank, and the round's buffers. */
+/* The exchange's state: what came from each rank. */
 typedef struct gm_mpi_exchange {
     gm_mpi_spool *from;     /* one spool per source rank */
     int64_t *expect;        /* bytes each source sends here */
     int64_t *cursor;        /* the next byte to send to each rank */
-    int *scount, *sdispl, *rcount, *rdispl;
-    unsigned char *sbuf, *rbuf;
-    size_t scap, rcap;
 } gm_mpi_exchange;
 
 /* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its
@@ -179,6 +176,19 @@ int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
  * added after a file's unended last line (localsort.c). */
 int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                       int fd, gm_status *st);
+
+/* Copies len bytes of from at from_off to to at to_off (bulk.c), through
+ * mappings on nthreads threads of the pool where both files map, else by pread
+ * and pwrite. For files of the ranks' own (spools): a source that changes
+ * while mapped is not guarded against. Returns 0, an errno value (ENOSPC when
+ * the target's file system lacks the room), or -1 when from ends first. */
+int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_t len,
+                      int nthreads);
+/* The same by pread and pwrite through a buffer on the calling thread; safe
+ * for any file (one that ends early: -1). */
+int gm_mpi_copy_plain(int from, int64_t from_off, int to, int64_t to_off, int64_t len);
+/* Whether fd's file system has room for len more bytes (or does not say). */
+int gm_mpi_room_for(int fd, int64_t len);
 
 /* op by gm_run over the n descriptors (read from their offsets) into a new
  * spool, a temporary file. */

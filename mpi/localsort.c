@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../core/cleanup.h"
+#include "../core/pages.h"
 #include "../core/recrun.h"
 #include "../core/recsort.h"
 #include "../core/pread.h"
@@ -182,36 +183,65 @@ static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
 
 /* ------------------------------------------------------------------ gm_run */
 
-enum { COPY = 4 << 20 };
+enum { PIECE = 8 << 20 };
+
+/* Reads one input's bytes [a, b) into fd at w, straight into fd's mapping by
+ * the parallel pread, a terminator added after an unended last line; *w moves
+ * past them. */
+static int copy_one(gm_mpi *m, const gm_mpi_input *in, int64_t a, int64_t b, int fd, int64_t *w,
+                    gm_status *st)
+{
+    const int64_t n = b - a;
+    if (m->nthreads < 4) { /* bulk.c's rule: few threads copy through a buffer */
+        unsigned char last = (unsigned char)m->ks->eol;
+        int err = gm_mpi_copy_plain(in->fd, a - in->base, fd, *w, n);
+        if (!err && b == in->base + in->size)
+            err = gm_pread_all(in->fd, &last, 1, b - 1 - in->base);
+        if (err)
+            return err < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", in->shown)
+                           : gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
+        *w += n;
+        if (last != (unsigned char)m->ks->eol) {
+            if (pwrite(fd, &m->ks->eol, 1, (off_t)*w) != 1)
+                return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
+            *w += 1;
+        }
+        return GM_OK;
+    }
+    if (!gm_mpi_room_for(fd, n + 1))
+        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(ENOSPC));
+    if (ftruncate(fd, (off_t)(*w + n + 1)) != 0)
+        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
+    char *base = NULL;
+    size_t size = 0;
+    char *dst = gm_pages_map(fd, (off_t)*w, (size_t)n + 1, &base, &size);
+    if (!dst)
+        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
+    gm_pread_span span = { in->fd, in->shown, dst, 0, (size_t)n, a - in->base };
+    int rc = gm_pread_parallel(&span, 1, PIECE, m->nthreads, NULL, NULL, st);
+    int64_t put = n;
+    if (!rc && b == in->base + in->size && dst[n - 1] != m->ks->eol)
+        dst[put++] = m->ks->eol;
+    munmap(base, size);
+    *w += put;
+    return rc;
+}
 
 int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                       int fd, gm_status *st)
 {
-    unsigned char *buf = malloc(COPY);
-    int rc = buf ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory");
+    int rc = GM_OK;
+    int64_t w = 0;
     for (int i = 0; i < nins && !rc; i++) {
         int64_t a = lo > ins[i].base ? lo : ins[i].base;
         int64_t b = hi < ins[i].base + ins[i].size ? hi : ins[i].base + ins[i].size;
-        size_t n = 0;
-        for (int64_t at = a; at < b && !rc; at += (int64_t)n) {
-            n = b - at < COPY ? (size_t)(b - at) : COPY;
-            int err = gm_pread_all(ins[i].fd, buf, n, at - ins[i].base);
-            if (err)
-                rc = err < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", ins[i].shown)
-                             : gm_fail(st, GM_EIO, "cannot read: %s: %s", ins[i].shown,
-                                       strerror(err));
-            else if ((err = gm_write_all(fd, buf, n)) != 0)
-                rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));
-        }
-        if (!rc && a < b && buf[n - 1] != (unsigned char)m->ks->eol) {
-            int err = gm_write_all(fd, &m->ks->eol, 1);
-            if (err)
-                rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));
-        }
-        if (a < b)
-            m->bytes_read += (double)(b - a);
+        if (a >= b)
+            continue;
+        rc = copy_one(m, &ins[i], a, b, fd, &w, st);
+        m->bytes_read += (double)(b - a);
     }
-    free(buf);
+    if (!rc && ftruncate(fd, (off_t)w) != 0)
+        rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
     return rc;
 }
 

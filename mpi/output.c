@@ -4,10 +4,9 @@
  * else a temporary file in -T); once every rank has its spool, an exclusive
  * prefix sum of their sizes gives each its offset. With -o, rank 0 creates a
  * temporary file beside the target (the target's mode, or 0666 less the umask),
- * sizes it to the total, every rank writes its slice at its offset
- * (copy_file_range where the file systems allow, else pread and pwrite), and
- * rank 0 renames it over
- * the target only after an MPI_Allreduce says every rank succeeded (removes it
+ * sizes it to the total, every rank copies its slice to its offset (bulk.c:
+ * through mappings on the rank's threads), and rank 0 renames it over the
+ * target only after an MPI_Allreduce says every rank succeeded (removes it
  * otherwise), so that an error anywhere leaves -o as it was. Without -o, rank 0
  * writes the slices to its standard output in rank order, received in bounded
  * chunks.
@@ -89,37 +88,6 @@ int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, siz
     return GM_OK;
 }
 
-/* Copies the spool's bytes to fd at off. Returns 0 or an errno value (-1: the
- * spool ended early). */
-static int copy_at(const gm_mpi_spool *sp, int to, int64_t off, unsigned char *buf)
-{
-    const int64_t len = sp->bytes - sp->skip;
-    /* in the kernel where it can (a spool in a file of the target's file system) */
-    loff_t from = sp->skip, at_out = off;
-    int64_t done = 0;
-    while (done < len) {
-        ssize_t n = copy_file_range(sp->fd, &from, to, &at_out, (size_t)(len - done), 0);
-        if (n <= 0)
-            break;
-        done += n;
-    }
-    for (int64_t at = done; at < len;) {
-        size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
-        int err = gm_pread_all(sp->fd, buf, n, sp->skip + at);
-        if (err)
-            return err;
-        for (size_t put = 0; put < n;) {
-            ssize_t w = pwrite(to, buf + put, n - put, (off_t)(off + at + (int64_t)put));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return errno;
-            put += (size_t)w;
-        }
-        at += (int64_t)n;
-    }
-    return 0;
-}
 
 /* Rank 0: the temporary file beside the target, sized to total. */
 static int create_beside(const char *target, int64_t total, char **tmp,
@@ -182,19 +150,15 @@ static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, g
     char shown[512];
     gm_quote(target, shown, sizeof shown);
     const int64_t len = sp->bytes - sp->skip;
-    unsigned char *buf = len ? malloc(CHUNK) : NULL;
-    if (len && !buf)
-        rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
-    int fd = !rc && len ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-    if (!rc && len) {
-        int err = fd < 0 ? errno : copy_at(sp, fd, off, buf);
+    int fd = len ? open(path, O_RDWR | O_CLOEXEC) : -1;
+    if (len) {
+        int err = fd < 0 ? errno : gm_mpi_copy_bytes(sp->fd, sp->skip, fd, off, len, m->nthreads);
         if (fd >= 0 && close(fd) != 0 && !err)
             err = errno;
         if (err)
             rc = gm_fail(st, GM_EIO, "write failed: %s: %s", shown,
                          strerror(err < 0 ? EIO : err));
     }
-    free(buf);
     rc = gm_mpi_agree(m, rc, st);
     if (m->rank == 0) {
         char *real = realpath(target, NULL);

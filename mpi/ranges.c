@@ -83,7 +83,7 @@ static int read_fail(gm_status *st, const gm_mpi_input *in, int err)
 {
     if (err < 0)
         return gm_fail(st, GM_EIO, "%s: file changed while reading", in->shown);
-    return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(err));
+    return gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
 }
 
 int gm_mpi_line_start(const gm_mpi_input *in, char eol, int64_t off, int64_t *start,
@@ -172,7 +172,7 @@ int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t 
     if (lseek(fd, (off_t)off, SEEK_SET) < 0) {
         int err = errno;
         close(fd);
-        return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(err));
+        return gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
     }
     gm_lines_open_fd(s, fd, 1, in->shown, eol);
     s->left = len; /* the range only: its end is a line start or the file's end */

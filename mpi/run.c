@@ -1,8 +1,8 @@
 /*
  * run.c - gm_mpi_run (gmpi.h): the job's numbers from the configuration, the
  * inputs opened on every rank, the operation, the agreement on a status, and
- * -v's report: each rank's bytes and phase times, gathered to rank 0, and a
- * summary with the load imbalance (the largest rank's output over the mean).
+ * -v's report: each rank's bytes and phase times, gathered to rank 0, then a
+ * row per phase in the shape of core/report.h, the load imbalance among them.
  *
  * Inputs that are not all regular files (standard input, a pipe) cannot be cut
  * into byte ranges that every rank reads: rank 0 then runs the operation alone
@@ -18,6 +18,7 @@
 
 #include "../core/cleanup.h"
 #include "../core/engine.h"
+#include "../core/report.h"
 #include "../core/stream.h"
 #include "../core/util.h"
 
@@ -25,7 +26,9 @@ enum { MIN_BUDGET = 1 << 20 };
 
 enum { NSTAT = 12 };
 
-/* Rank 0 says every rank's numbers, then the summary. */
+/* Rank 0 says the run, every rank's bytes and phases, then a row per phase
+ * (the slowest rank's time, as the ranks wait for each other between phases)
+ * and the total, in -v's shape (core/report.h). */
 static void report(gm_mpi *m, gm_op op, double took)
 {
     double mine[NSTAT] = { m->bytes_read, m->bytes_sent, m->bytes_recv, m->bytes_out,
@@ -36,27 +39,37 @@ static void report(gm_mpi *m, gm_op op, double took)
     if (m->rank != 0 || !all)
         return;
     const gm_config *cfg = m->cfg;
-    double sum[NSTAT] = { 0 }, max_out = 0, max_read = 0;
+    double sum[NSTAT] = { 0 }, max[NSTAT] = { 0 };
+    for (int r = 0; r < m->size; r++)
+        for (int i = 0; i < NSTAT; i++) {
+            sum[i] += all[(size_t)r * NSTAT + i];
+            if (all[(size_t)r * NSTAT + i] > max[i])
+                max[i] = all[(size_t)r * NSTAT + i];
+        }
+    gm_report_fact(cfg, "mpi", "%s on %d ranks, %d thread%s each",
+                   op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", m->size,
+                   m->nthreads, m->nthreads == 1 ? "" : "s");
+    gm_report_fact(cfg, "bytes", "read %.0f, exchanged %.0f, wrote %.0f", sum[0], sum[1], sum[3]);
+    double mean_read = sum[0] / m->size, mean_out = sum[3] / m->size;
+    gm_report_fact(cfg, "balance", "read %.2f, output %.2f (the largest rank over the mean)",
+                   mean_read > 0 ? max[0] / mean_read : 1.0, mean_out > 0 ? max[3] / mean_out : 1.0);
     for (int r = 0; r < m->size; r++) {
         const double *v = all + (size_t)r * NSTAT;
-        gm_say(cfg, GM_MSG_VERBOSE,
-               "rank %d: read %.0f bytes, sent %.0f, received %.0f, wrote %.0f; read %.3f s, "
-               "sort %.3f s (%.0f temporary runs), sample %.3f s, exchange %.3f s (%.0f rounds), "
-               "merge %.3f s, write %.3f s",
-               r, v[0], v[1], v[2], v[3], v[4], v[5], v[11], v[6], v[7], v[10], v[8], v[9]);
-        for (int i = 0; i < NSTAT; i++)
-            sum[i] += v[i];
-        max_out = v[3] > max_out ? v[3] : max_out;
-        max_read = v[0] > max_read ? v[0] : max_read;
+        char key[16];
+        snprintf(key, sizeof key, "rank %d", r);
+        gm_report_fact(cfg, key, "read %.0f bytes, sent %.0f, received %.0f, wrote %.0f; "
+                       "read %.3f s, sort %.3f s (%.0f temporary runs), sample %.3f s, "
+                       "exchange %.3f s (%.0f rounds), merge %.3f s, write %.3f s",
+                       v[0], v[1], v[2], v[3], v[4], v[5], v[11], v[6], v[7], v[10], v[8], v[9]);
     }
-    double mean_out = sum[3] / m->size, mean_read = sum[0] / m->size;
-    gm_say(cfg, GM_MSG_VERBOSE,
-           "mpi: %s on %d ranks, %d thread%s each: read %.0f bytes, exchanged %.0f, wrote %.0f; "
-           "imbalance (largest over mean) read %.2f, output %.2f; %.3f s",
-           op == GM_OP_SORT ? "sort" : op == GM_OP_MERGE ? "merge" : "check", m->size,
-           m->nthreads, m->nthreads == 1 ? "" : "s", sum[0], sum[1], sum[3],
-           mean_read > 0 ? max_read / mean_read : 1.0, mean_out > 0 ? max_out / mean_out : 1.0,
-           took);
+    gm_report_row(cfg, "read", max[4], "the slowest rank's, as for every phase");
+    gm_report_row(cfg, "sort", max[5], "%s", "");
+    gm_report_row(cfg, "sample", max[6], "%s", "");
+    gm_report_row(cfg, "exchange", max[7], "%.0f rounds, %.2f GB/s a rank each way",
+                  max[10], max[7] > 0 ? sum[1] / m->size / max[7] / 1e9 : 0.0);
+    gm_report_row(cfg, "merge", max[8], "%s", "");
+    gm_report_row(cfg, "write", max[9], "%s", "");
+    gm_report_row(cfg, "total", took, "%s", "");
     free(all);
 }
 

@@ -7,18 +7,25 @@
  *   gpumerge_forced [--sort-ways=2|4] [--partition=none|1|8|32]
  *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
  *                   [--serial-launches] [--text-chunk=BYTES] [--block-size=BYTES]
- *                   [--driver-loaded] GPUMERGE-ARGUMENTS...
+ *                   [--driver-loaded] [--progress-tick=MS] [--records-block=BYTES]
+ *                   GPUMERGE-ARGUMENTS...
  *
  * --block-size sets the size of the text blocks the inputs are read and parsed in
  * (core/input.h), so that block boundaries fall inside lines and keys.
+ * --records-block sets the size of the blocks the records path's sort reads
+ * (core/records.h), so that a chunk sorted on the device holds many of them.
  * --driver-loaded has auto read a pipe whole for the GPU's text path as on a
  * machine with a GPU, and give the bytes back to the streaming sort.
+ * --progress-tick sets --progress's period (core/progress.h), so that a short run
+ * says many lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/input.h"
+#include "../core/progress.h"
+#include "../core/records.h"
 #include "../cuda/testing.h"
 
 int gm_cli_main(int argc, char **argv);
@@ -60,8 +67,12 @@ int main(int argc, char **argv)
             c.text_chunk = (size_t)v;
         else if ((v = value_of(a, "--block-size=")) > 0)
             gm_input_test_block_size((size_t)v);
+        else if ((v = value_of(a, "--records-block=")) > 0)
+            gm_records_test_block((size_t)v);
         else if (strcmp(a, "--serial-launches") == 0)
             c.serial_launches = 1;
+        else if ((v = value_of(a, "--progress-tick=")) > 0)
+            gm_progress_test_tick((int)v);
         else if (strcmp(a, "--driver-loaded") == 0)
             c.driver_loaded = 1;
         else

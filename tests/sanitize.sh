@@ -15,12 +15,24 @@
 # records path sorts them, as sort -n does), and a declined line under --strict
 # (the run then takes the CPU's path and exits 2 with the line's message).
 #
+# The kernels' key-value forms (the records path's sort of key prefixes and line
+# indices), which no command line reaches, run in gpupairs (tests/gpupairs.c): each
+# key type, kernel and forced path on small cases, checked against the host.
+#
+# The records path's sort on the device (cuda/records.cu) runs on lines of fields
+# (id,ts,payload with shared timestamps; numbers, units, words, CRLF, blank lines,
+# NULs with -z) under several orders, as they come and with small blocks, staging
+# pieces and budget forced (many blocks a chunk, several chunks and runs), each
+# output checked against sort's.
+#
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
-#        env: GPUMERGE, GPUMERGE_FORCED (the binaries), SAN_SEED,
-#             SAN_KERNELS (default "basic tiled tiled4 tiledp1 tiledp8 circular circular3")
+#        env: GPUMERGE, GPUMERGE_FORCED, GPUPAIRS (the binaries), SAN_SEED,
+#             SAN_KERNELS (default "basic tiled tiled4 tiledp1 tiledp8 circular circular3"),
+#             SAN_PARTS (default "integer text records pairs": which of them run)
 set -euo pipefail
 G=${GPUMERGE:-./gpumerge}
 GF=${GPUMERGE_FORCED:-build/tests/gpumerge_forced}
+GP=${GPUPAIRS:-build/tests/gpupairs}
 SAN=${SANITIZER:-compute-sanitizer}
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck)
@@ -72,15 +84,39 @@ tr '\n\0' '\0\n' <"$dir/t" >"$dir/tz"
 printf '8\n-1\n 2' >"$dir/t2"
 printf '1\n2\nx1\n' >"$dir/tbad"
 
+# The records path's inputs: events whose timestamps many lines share, and lines
+# of mixed fields, each also NUL-terminated.
+awk -v seed="$seed" 'BEGIN { srand(seed);
+    for (i = 0; i < 20000; i++) {
+        printf "%d,%d,", int(rand() * 100000), 1700000000 + int(rand() * 400);
+        n = int(rand() * 12); for (k = 0; k < n; k++) printf "%c", 97 + int(rand() * 26);
+        printf "\n" } }' >"$dir/ev"
+awk -v seed="$seed" 'BEGIN { srand(seed + 7); split("abc|-|1K|2M|-3G|007|1.50|-0|0.0|-.5|99999999999999999999999|12345678901234567.5", f, "|");
+    for (i = 0; i < 15000; i++) {
+        x = rand();
+        if (x < 0.03) { print ""; continue }
+        nf = 1 + int(rand() * 3); line = "";
+        for (k = 0; k < nf; k++) {
+            y = rand();
+            v = y < 0.2 ? f[1 + int(rand() * 12)] : y < 0.4 ? sprintf("%.3f", (rand() - 0.5) * 100) : int((rand() - 0.5) * 60);
+            line = line (k ? (rand() < 0.5 ? "," : " ") : "") v }
+        if (rand() < 0.05) line = line "\r";
+        print line } }' >"$dir/fl"
+tr '\n' '\0' <"$dir/ev" >"$dir/evz"
+tr '\n' '\0' <"$dir/fl" >"$dir/flz"
+
+want_part() { [[ " ${SAN_PARTS:-integer text records} " == *" $1 "* ]]; }
+
 fail=0
 for tool in "${tools[@]}"; do
-    runs=0 wrong=0
+    runs=0 wrong=0 trun=0 rrun=0
     # tiled4: the sort with --kernel=tiled and its four-way passes forced (by size
     # they start at 256 MB of keys); tiledp1, tiledp8: --kernel=tiled with the
     # coarse partition kernel, one lane or 8 a tile, and its blocks' windows (by
     # size a partition starts past 1024 tiles; below, "tiled" has each block
     # search for itself); circular3: --kernel=circular with three blocks, so that
     # each walks many tiles.
+    want_part integer &&
     for kernel in ${SAN_KERNELS:-basic tiled tiled4 tiledp1 tiledp8 circular circular3}; do
         force=""
         [ $kernel = tiled4 ] && force=--sort-ways=4
@@ -134,7 +170,7 @@ for tool in "${tools[@]}"; do
         done
     done
     # the text path
-    trun=0
+    want_part text &&
     for zr in "" "-z" "-r" "-u" "-r -u"; do
         f="$dir/t $dir/t2"
         [ "$zr" = -z ] && f=$dir/tz
@@ -156,7 +192,9 @@ for tool in "${tools[@]}"; do
     done
     # outside --strict the device declines the messy lines, and the records path
     # sorts them as sort does
-    if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+    if ! want_part text; then
+        :
+    elif ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
         $GF --text-chunk=4096 sort --device=gpu -o "$dir/out" "$dir/t" "$dir/t2" \
         2>"$dir/err"; then
         echo "FAIL: $tool: text path, lines declined to the records path"
@@ -169,17 +207,58 @@ for tool in "${tools[@]}"; do
     else
         trun=$((trun + 1))
     fi
-    st=0
+    st=2
+    want_part text && { st=0
     "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 10 --log-file "$dir/log" \
-        $G sort --strict --device=gpu -o "$dir/out" "$dir/t" "$dir/tbad" 2>"$dir/err" || st=$?
-    if [ $st != 2 ] || ! grep -q "tbad:3: not an integer: 'x1'" "$dir/err"; then
+        $G sort --strict --device=gpu -o "$dir/out" "$dir/t" "$dir/tbad" 2>"$dir/err" || st=$?; }
+    if ! want_part text; then
+        :
+    elif [ $st != 2 ] || ! grep -q "tbad:3: not an integer: 'x1'" "$dir/err"; then
         echo "FAIL: $tool: text path, declined line: exit $st"
         tail -n 20 "$dir/log" "$dir/err"
         fail=1
     else
         trun=$((trun + 1))
     fi
+    # the records path's sort on the device
+    want_part records &&
+    for rc in "ev|-t, -k2,2n" "ev|-t, -k2,2nr -s" "ev|-t, -k2,2n -u" "ev|-t, -k1,1 -k2,2n" \
+              "fl|-n" "fl|-h -r" "fl|-k2,2 -k1,1n" "fl|-b -k2,2n -k3 -u" \
+              "evz|-z -t, -k2,2n" "flz|-z -n -s"; do
+        f=$dir/${rc%%|*} args=${rc#*|}
+        for forced in "" "--records-block=3000 --text-chunk=1000"; do
+            small=""
+            [ -n "$forced" ] && small="-S 256K --batch-size=3"
+            rm -f "$dir/out"
+            # shellcheck disable=SC2086
+            if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+                $GF $forced sort --device=gpu $small -v $args -o "$dir/out" "$f" 2>"$dir/err"; then
+                echo "FAIL: $tool: records sort $args ${forced:+($forced)}"
+                tail -n 20 "$dir/log" "$dir/err"
+                fail=1
+                continue
+            fi
+            # shellcheck disable=SC2086
+            if ! sort $args "$f" | cmp -s - "$dir/out" || ! grep -q "sorted on the GPU" "$dir/err"; then
+                echo "WRONG: records sort $args ${forced:+($forced)}"
+                tail -n 5 "$dir/err"
+                wrong=$((wrong + 1))
+                fail=1
+            fi
+            rrun=$((rrun + 1))
+        done
+    done
+    # the key-value kernels
+    pmsg="no pairs"
+    if want_part pairs && ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
+        $GP "$seed" >"$dir/out" 2>"$dir/err"; then
+        echo "FAIL: $tool: key-value kernels (gpupairs $seed)"
+        tail -n 20 "$dir/log" "$dir/out" "$dir/err"
+        fail=1
+    elif want_part pairs; then
+        pmsg=$(cat "$dir/out")
+    fi
     echo "$tool: $runs runs without a sanitizer error, $wrong of them with output unlike sort's" \
-        "or the CPU's; $trun text path runs"
+        "or the CPU's; $trun text path runs; $rrun records runs; $pmsg"
 done
 exit $fail

@@ -297,7 +297,7 @@ Test(cli, every_error_message)
 {
     static const error_case cases[] = {
         { "sort", "nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n" },
-        { "merge", "ok .", 2, "gpumerge: cannot read: .: Is a directory\n" },
+        { "merge", "ok .", 2, "gpumerge: read failed: .: Is a directory\n" },
         { "merge", "ok 'odd name'", 2,
           "gpumerge: cannot read: 'odd name': No such file or directory\n" },
         { "sort", "--strict bad", 2, "gpumerge: bad:2: not an integer: '1.5'\n" },
@@ -487,7 +487,8 @@ Test(cli, gpu_requested_without_a_gpu)
         r = run_sh(dir, cmd);
         cr_assert_eq(r.status, 2, "%s: status %d", cmds[i], r.status);
         const char *msg = strstr(r.err, "gpumerge: no usable CUDA device: ");
-        cr_assert(msg != NULL && strstr(r.err, "time: ") == NULL, "%s: %s", cmds[i], r.err);
+        cr_assert(msg != NULL && strstr(r.err, "gpumerge: total ") == NULL, "%s: %s", cmds[i],
+                  r.err);
         cr_assert_str_eq(r.out, "", "%s", cmds[i]);
         cr_assert_neq(access(out, F_OK), 0, "%s created out", cmds[i]);
         char *text = read_file(kept, NULL);
@@ -497,6 +498,171 @@ Test(cli, gpu_requested_without_a_gpu)
         free(cmd);
     }
     free(out), free(kept), free(p), free(dir);
+}
+
+/* The engine line of --version: whether this binary has the CUDA engine. */
+static int built_with_cuda(void)
+{
+    cmd_result r = run_sh(NULL, "\"$GPUMERGE\" --version");
+    int cuda = strstr(r.out, "\nengine: CUDA ") != NULL;
+    cmd_free(&r);
+    return cuda;
+}
+
+/* The device line of --version (malloc'd, without its newline). */
+static char *version_device(const char *args)
+{
+    char *cmd;
+    if (asprintf(&cmd, "\"$GPUMERGE\" %s --version", args) < 0)
+        abort();
+    cmd_result r = run_sh(NULL, cmd);
+    free(cmd);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *line = strstr(r.out, "\ndevice: ");
+    cr_assert_not_null(line, "no device line: %s", r.out);
+    line = strndup(line + 1, strcspn(line + 1, "\n"));
+    cmd_free(&r);
+    return line;
+}
+
+/* --gpu=N: a bad number is a usage error before anything is read; a good one
+ * changes nothing on the CPU; --version names the device or why there is none,
+ * and where no GPU is usable --device=gpu says so whatever N. */
+Test(cli, gpu_choice_without_a_gpu)
+{
+    if (gpu_usable())
+        cr_skip_test("a GPU is usable here: gpu_choice_on_a_gpu checks --gpu instead");
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "3\n1\n2\n");
+    static const struct {
+        const char *args, *err;
+    } bad[] = {
+        { "--gpu=one in", "gpumerge: invalid --gpu argument 'one'\n" },
+        { "--gpu=-1 in", "gpumerge: invalid --gpu argument '-1'\n" },
+        { "--gpu 99999999999 in", "gpumerge: --gpu argument '99999999999' too large\n" },
+        { "--device=gpu --gpu=x in -o out", "gpumerge: invalid --gpu argument 'x'\n" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cmd_result r = gm(dir, "sort", bad[i].args);
+        assert_result(&r, 2, "", bad[i].err);
+        cmd_free(&r);
+    }
+    char *out = path_in(dir, "out");
+    cr_assert_neq(access(out, F_OK), 0, "a bad --gpu created -o's file");
+    /* a number, on the CPU or under auto: the sort as ever */
+    const char *fine[] = { "--gpu=0 in", "--gpu=3 --device=cpu in", "--gpu 7 in", "--gpu=05 in" };
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+        char *cmd;
+        if (asprintf(&cmd, "\"$GPUMERGE\" sort %s", fine[i]) < 0)
+            abort();
+        cmd_result r = run_sh(dir, cmd);
+        assert_result(&r, 0, "1\n2\n3\n", "");
+        cmd_free(&r);
+        free(cmd);
+    }
+    /* the GPU asked for: no usable device, whichever N */
+    for (int n = 0; n < 3; n++) {
+        char *cmd;
+        if (asprintf(&cmd, "\"$GPUMERGE\" sort --device=gpu --gpu=%d in -o out", n) < 0)
+            abort();
+        cmd_result r = run_sh(dir, cmd);
+        cr_assert_eq(r.status, 2, "%s", cmd);
+        cr_assert(strncmp(r.err, "gpumerge: no usable CUDA device: ", 33) == 0, "%s", r.err);
+        cr_assert_neq(access(out, F_OK), 0, "%s created out", cmd);
+        cmd_free(&r);
+        free(cmd);
+    }
+    /* --version: why there is no device, in the words --device=gpu uses */
+    char *dev = version_device("--gpu=1");
+    if (built_with_cuda())
+        cr_assert(strncmp(dev, "device: no usable CUDA device: ", 31) == 0, "%s", dev);
+    else
+        cr_assert_str_eq(dev, "device: none: built without CUDA");
+    free(dev);
+    free(out), free(p), free(dir);
+}
+
+/* Without a driver, --version answers at once: nothing of CUDA is loaded (no
+ * engine library, no runtime), as for small sorts under auto or on the CPU;
+ * --device=gpu loads the engine, and a program copied without it says so. */
+Test(cli, no_cuda_loaded_without_need)
+{
+    if (!built_with_cuda())
+        cr_skip_test("CPU-only build: there is no CUDA engine to leave unloaded");
+    if (access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0)
+        cr_skip_test("an NVIDIA driver is loaded here: --version asks CUDA");
+    /* standard input, then gpumerge's arguments */
+    const char *cmds[][2] = { { "/dev/null", "--version" }, { "in3", "" }, { "in3", "sort -" },
+                              { "in1000", "--device=cpu" }, { "in1000", "in1000" } };
+    char *dir = scratch_dir(), *p;
+    write_text(p = path_in(dir, "in3"), "3\n1\n2\n"), free(p);
+    cmd_result r = run_sh(dir, "seq 1000 > in1000");
+    cmd_free(&r);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *cmd;
+        if (asprintf(&cmd, "cat %s | LD_DEBUG=files \"$GPUMERGE\" %s 2>&1 >/dev/null "
+                           "| grep -c 'gpumerge-cuda\\|libcuda'", cmds[i][0], cmds[i][1]) < 0)
+            abort();
+        r = run_sh(dir, cmd);
+        cr_expect_str_eq(r.out, "0\n", "%s loaded CUDA", cmd);
+        cmd_free(&r);
+        free(cmd);
+    }
+    /* the GPU asked for: the engine is loaded, and says why it cannot run */
+    r = run_sh(dir, "cat in3 | LD_DEBUG=files \"$GPUMERGE\" --device=gpu 2>&1 >/dev/null "
+                    "| grep -c 'calling init: .*gpumerge-cuda.so'");
+    cr_expect_str_eq(r.out, "1\n", "--device=gpu did not load the engine");
+    cmd_free(&r);
+    /* the program without its engine: the GPU is not usable, and says why */
+    if (access("/usr/local/lib/gpumerge/gpumerge-cuda.so", F_OK) != 0) {
+        r = run_sh(dir, "mkdir alone && cp \"$GPUMERGE\" alone/gpumerge && "
+                        "alone/gpumerge --device=gpu in3");
+        cr_expect_eq(r.status, 2, "%s", r.err);
+        cr_expect(strncmp(r.err, "gpumerge: no usable CUDA device: the CUDA engine "
+                                 "(gpumerge-cuda.so) is neither beside the program", 97) == 0,
+                  "%s", r.err);
+        cmd_free(&r);
+        r = run_sh(dir, "alone/gpumerge in3");
+        assert_result(&r, 0, "1\n2\n3\n", "");
+        cmd_free(&r);
+    }
+    free(dir);
+}
+
+/* On a GPU machine: --gpu=N past the devices is an error under gpu and auto, and
+ * --version names device 0 with its compute capability. */
+Test(cli, gpu_choice_on_a_gpu)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    char *dir = scratch_dir();
+    char *p = path_in(dir, "in");
+    write_text(p, "3\n1\n2\n");
+    cmd_result r = gm(dir, "sort", "--device=gpu --gpu=2147483647 in -o out");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strncmp(r.err, "gpumerge: --gpu=2147483647: no such CUDA device: ", 49) == 0,
+              "%s", r.err);
+    cmd_free(&r);
+    char *out = path_in(dir, "out");
+    cr_assert_neq(access(out, F_OK), 0, "a missing device created -o's file");
+    r = run_sh(dir, "\"$GPUMERGE\" sort --device=gpu --gpu=0 in");
+    assert_result(&r, 0, "1\n2\n3\n", "");
+    cmd_free(&r);
+    /* CUDA_VISIBLE_DEVICES hides them all: no device */
+    r = run_sh(dir, "CUDA_VISIBLE_DEVICES= \"$GPUMERGE\" sort --device=gpu in");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strncmp(r.err, "gpumerge: no usable CUDA device: ", 33) == 0, "%s", r.err);
+    cmd_free(&r);
+    char *dev = version_device("");
+    cr_assert(strncmp(dev, "device: 0: ", 11) == 0 && strstr(dev, "compute capability "),
+              "%s", dev);
+    free(dev);
+    dev = version_device("--gpu=2147483647");
+    cr_assert(strncmp(dev, "device: --gpu=2147483647: no such CUDA device: ", 47) == 0, "%s",
+              dev);
+    free(dev);
+    free(out), free(p), free(dir);
 }
 
 Test(cli, data_too_large_for_the_gpu)
@@ -555,7 +721,7 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
         cmd_result g = run_sh(dir, gpu_cmd), want = run_sh(dir, cpu_cmd);
         cr_assert_eq(g.status, 0, "%s: %s", gpu_cmd, g.err);
         cr_assert_eq(want.status, 0, "%s: %s", cpu_cmd, want.err);
-        cr_assert(strstr(g.err, "text path: ") && !strstr(g.err, "not taken"),
+        cr_assert(strstr(g.err, "gpumerge: text ") && !strstr(g.err, "not taken"),
                   "%s: the text path not taken: %s", gpu_cmd, g.err);
         cr_assert_eq(g.out_len, want.out_len, "%s: %zu bytes, the CPU %zu", gpu_cmd, g.out_len,
                      want.out_len);
@@ -573,7 +739,7 @@ Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)
     for (int i = 0; i < 2; i++) {
         cmd_result g = run_sh(dir, piped[i][0]), want = run_sh(dir, piped[i][1]);
         cr_assert_eq(g.status, 0, "%s: %s", piped[i][0], g.err);
-        cr_assert(strstr(g.err, "text path: ") && !strstr(g.err, "not taken"),
+        cr_assert(strstr(g.err, "gpumerge: text ") && !strstr(g.err, "not taken"),
                   "%s: the text path not taken: %s", piped[i][0], g.err);
         cr_assert_eq(g.out_len, want.out_len, "%s", piped[i][0]);
         cr_assert(memcmp(g.out, want.out, g.out_len) == 0, "%s: output differs", piped[i][0]);
@@ -652,7 +818,7 @@ Test(cli, pipe_read_whole_then_given_back, .timeout = 120)
         cmd_result g = run_sh(dir, cases[i][0]), want = run_sh(dir, cases[i][1]);
         cr_assert_eq(g.status, 0, "%s: %s", cases[i][0], g.err);
         if (i == 0)
-            cr_assert(strstr(g.err, "text path: not taken"), "%s: %s", cases[i][0], g.err);
+            cr_assert(strstr(g.err, "gpumerge: text     not taken"), "%s: %s", cases[i][0], g.err);
         cr_assert_eq(g.out_len, want.out_len, "%s: %zu bytes, want %zu", cases[i][0],
                      g.out_len, want.out_len);
         cr_assert(memcmp(g.out, want.out, g.out_len) == 0, "%s: output differs", cases[i][0]);
@@ -730,24 +896,15 @@ Test(cli, help_version_verbose)
     r = gm(dir, "sort", "-v --threads=3 in");
     cr_assert_eq(r.status, 0);
     cr_assert_str_eq(r.out, "1\n2\n");
-    /* the plan first, before the work; what ran after it */
-    const char *plan = strstr(r.err, "gpumerge: plan: sort of 1 input");
-    const char *ran = strstr(r.err, "gpumerge: ran: sort 1 input, 2 keys, int32");
+    /* the plan first, before the work; what ran after it (test_report.c: the rest) */
+    const char *plan = strstr(r.err, "gpumerge: plan     sort of 1 input");
+    const char *ran = strstr(r.err, "gpumerge: keys     2, int32");
     cr_assert(plan != NULL && ran != NULL && plan < ran, "%s", r.err);
-    const char *threads = strstr(plan, "3 threads");
-    cr_assert(threads != NULL && threads < strchr(plan, '\n'), "%s", r.err);
-    cr_assert(strstr(r.err, "gpumerge: plan: budget ") != NULL, "%s", r.err);
-    cr_assert(strstr(r.err, "gpumerge: plan: fan-in ") != NULL, "%s", r.err);
-    /* every stage of the run, then its total, last */
-    const char *stages[] = { "time: start-up", "time: open", "time: read", "time: parse",
-                             "time: sort", "time: format and write", "time: clean-up",
-                             "gpumerge: time: total " };
-    for (size_t i = 0; i < sizeof stages / sizeof *stages; i++)
-        cr_assert(strstr(r.err, stages[i]) != NULL, "-v lacks %s: %s", stages[i], r.err);
-    const char *total = strstr(r.err, "gpumerge: time: total ");
-    cr_assert(strstr(total, " s in the process (the stages above ") != NULL, "%s", total);
-    cr_assert(strstr(r.err, "time: start-up ") != NULL &&
-                  strstr(r.err, " s (the first line of main to the first input)") != NULL,
+    cr_assert(strstr(r.err, "gpumerge: threads  3\n") != NULL, "%s", r.err);
+    const char *total = strstr(r.err, "gpumerge: total    ");
+    cr_assert(total != NULL && strstr(total, " s  the stages ") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "gpumerge: start-up ") != NULL &&
+                  strstr(r.err, " s  main's first line to the run\n") != NULL,
               "%s", r.err);
     cr_assert_eq(strchr(total, '\n'), r.err + strlen(r.err) - 1, "not the last line: %s", r.err);
     cmd_free(&r);

@@ -541,14 +541,30 @@ Test(compat, usage_errors_as_sort_words_them)
         { "--batch-size=5x ok", 2, "gpumerge: invalid suffix in --batch-size argument '5x'\n", 1 },
         { "--batch-size=99999999999 ok", 2, big, 1 },
         { "nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n", 1 },
+        { ".", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "-m ok .", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "-c .", 2, "gpumerge: read failed: .: Is a directory\n", 1 },
+        { "ok -o .", 2, "gpumerge: open failed: .: Is a directory\n", 1 },
+        { "--files0-from=nothere", 2, "gpumerge: open failed: nothere: No such file or directory\n", 1 },
         /* sort exits 1 for a bad --check or --sort argument; gpumerge keeps 1 for disorder */
         { "--check=foo ok", 2, "gpumerge: invalid argument 'foo' for '--check'\n"
                                "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'\n" TRY, 0 },
         { "--check= ok", 2, "gpumerge: ambiguous argument '' for '--check'\n"
                             "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'\n" TRY, 0 },
+        /* only the orders gpumerge takes are listed; month, random and version are
+         * refused by name */
         { "--sort=foo ok", 2, "gpumerge: invalid argument 'foo' for '--sort'\nValid arguments are:\n"
-                              "  - 'general-numeric'\n  - 'human-numeric'\n  - 'month'\n  - 'numeric'\n"
-                              "  - 'random'\n  - 'version'\n" TRY, 0 },
+                              "  - 'general-numeric'\n  - 'human-numeric'\n  - 'numeric'\n" TRY, 0 },
+        { "--sort= ok", 2, "gpumerge: ambiguous argument '' for '--sort'\nValid arguments are:\n"
+                           "  - 'general-numeric'\n  - 'human-numeric'\n  - 'numeric'\n" TRY, 0 },
+        { "--sort=mo ok", 2, "gpumerge: option '--sort=mo' is not supported: gpumerge orders by "
+                             "number or by bytes, not by month names\n", 0 },
+        { "--gpu=a ok", 2, "gpumerge: invalid --gpu argument 'a'\n", 0 },
+        { "--gpu=-1 ok", 2, "gpumerge: invalid --gpu argument '-1'\n", 0 },
+        { "--gpu= ok", 2, "gpumerge: invalid --gpu argument ''\n", 0 },
+        { "--gpu=1x ok", 2, "gpumerge: invalid suffix in --gpu argument '1x'\n", 0 },
+        { "--gpu=2147483648 ok", 2, "gpumerge: --gpu argument '2147483648' too large\n", 0 },
+        { "ok --gpu", 2, "gpumerge: option '--gpu' requires an argument\n" TRY, 0 },
         /* gpumerge's own */
         { "-c nothere", 2, "gpumerge: cannot read: nothere: No such file or directory\n", 0 },
         { "--ver ok", 2, "gpumerge: option '--ver' is ambiguous; possibilities: '--version-sort' '--version' '--verbose'\n" TRY, 0 },
@@ -837,4 +853,21 @@ Test(compat, e2e_bench_cleans_its_scratch_folder, .timeout = 300)
     free(cmd);
     rmdir(base);
     free(root), free(base);
+}
+
+/* A temporary folder that cannot take a run: sort's words, its folder quoted as
+ * sort quotes it, once the input outgrows -S. */
+Test(compat, missing_temporary_directory_as_sort_words_it, .timeout = 120)
+{
+    char *dir = scratch_dir();
+    cmd_result r = run_sh(dir, "seq 300000 | shuf --random-source=/dev/zero > big");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cmd_free(&r);
+    same_as_sort(dir, "-T nothere -S 1M big", "-T nothere -S 1M big");
+    same_as_sort(dir, "-T 'no where' -S 1M big", "-T 'no where' -S 1M big");
+    r = gm(dir, "-T nothere -S 1M big");
+    cr_assert_str_eq(r.err, "gpumerge: cannot create temporary file in 'nothere': No such file "
+                            "or directory\n");
+    cmd_free(&r);
+    free(dir);
 }

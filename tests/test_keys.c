@@ -6,7 +6,8 @@
  * high bytes, empty lines and ties, sorted by a stable merge sort with
  * gm_line_cmp; -s, -r, -u, -b, -t and several -k), and the prefix law:
  * prefix(a) < prefix(b) implies gm_line_cmp(a, b) < 0, and equal exact prefixes
- * imply equal first keys.
+ * imply equal first keys; the prefixes of random lines against digests kept in
+ * testdata/records/prefix_digests.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -837,4 +838,47 @@ Test(keys, prefix_law_numbers, .timeout = 120)
         cr_assert_lt(ties, (long)n * n / 8, "%s: %ld pairs share a prefix", orders[o], ties);
         free_lines(v, n);
     }
+}
+
+/* The prefixes of random lines under every spec of the differential, as a digest
+ * per spec (FNV-1a over each line's prefix and exactness), against the digests
+ * that testdata/records/prefix_digests holds: the prefix is an encoding that runs
+ * and the device share, so it must not change unnoticed. */
+static uint64_t prefix_digest(const char *args, int seed, int n)
+{
+    gm_keyspec ks = spec_from(args, NULL);
+    rng r;
+    rng_seed(&r, (uint64_t)seed);
+    line *v = random_lines(&r, n, ks.eol == '\0', 1);
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < n; i++) {
+        int ex = -1;
+        uint64_t p = gm_line_prefix(&ks, v[i].s, v[i].n, &ex);
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((p >> (8 * b)) & 255)) * 1099511628211ull;
+        h = (h ^ (uint64_t)(ex != 0)) * 1099511628211ull;
+    }
+    free_lines(v, n);
+    return h;
+}
+
+Test(keys, prefixes_as_before)
+{
+    char *path;
+    cr_assert(asprintf(&path, "%s/records/prefix_digests", getenv("TESTDATA")) > 0);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t a = 0;
+    char want_args[256];
+    unsigned long long want;
+    for (; fscanf(f, "%llx\t%255[^\n]\n", &want, want_args) == 2; a++) {
+        cr_assert_lt(a, sizeof diff_args / sizeof *diff_args);
+        cr_assert_str_eq(want_args, diff_args[a]);
+        uint64_t got = prefix_digest(diff_args[a], 900 + (int)a, 400);
+        cr_assert_eq(got, (uint64_t)want, "%s: prefixes' digest %016llx, was %016llx",
+                     diff_args[a], (unsigned long long)got, want);
+    }
+    cr_assert_eq(a, sizeof diff_args / sizeof *diff_args, "%s: %zu specs", path, a);
+    fclose(f);
+    free(path);
 }

@@ -168,10 +168,12 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     char *dir = scratch_dir();
     fields_file(dir, "a", 150000, 3);
     /* -S 1M: each rank's share sorted in temporary runs, exchanged 64 KiB per
-     * destination in many rounds */
+     * destination in many rounds of messages */
     cmd_result g = mpi_run(dir, 3, "sort -S 1M -v -t, -k2,2 -k3,3n -o out a");
     cr_assert_eq(g.status, 0, "%s", g.err);
-    cr_assert(strstr(g.err, "mpi: sort on 3 ranks"), "%s", g.err);
+    cr_assert(strstr(g.err, "gpumerge: mpi      sort on 3 ranks"), "%s", g.err);
+    cr_assert(strstr(g.err, "gpumerge: exchange "), "%s", g.err);
+    cr_assert(strstr(g.err, "gpumerge: total "), "%s", g.err);
     cr_assert_eq(count(g.err, "gpumerge: rank "), 3, "%s", g.err);
     cr_assert_eq(count(g.err, "(0 temporary runs)"), 0, "%s", g.err);
     cr_assert_eq(count(g.err, "(1 rounds)"), 0, "%s", g.err);

@@ -3,7 +3,8 @@
  * version of the VERSION file, the Makefile's GNU conventions (the required flags
  * kept whatever CFLAGS says, CPPFLAGS, LDFLAGS and LDLIBS on every compile and
  * link, read from `make -n`; the build message about nvcc), make install with
- * symbols, install-strip without, uninstall, the installed man page's version,
+ * symbols, install-strip without (the library too: archive, shared library and its
+ * links, header, gpumerge.pc, man page), uninstall, the installed man page's version,
  * and the bash completion run on sample command lines.
  *
  * $GPUMERGE names the binary, $TESTDATA the golden cases (its parent is the
@@ -66,17 +67,19 @@ Test(package, version_in_coreutils_shape)
     int n = 0;
     for (char *line = strtok(r.out, "\n"); line && n < 8; line = strtok(NULL, "\n"))
         lines[n++] = line;
-    cr_assert_eq(n, 6, "--version has %d lines", n);
+    cr_assert_eq(n, 7, "--version has %d lines", n);
     char first[128];
     snprintf(first, sizeof first, "gpumerge %s", v);
     cr_expect_str_eq(lines[0], first, "the name and VERSION's version");
     cr_expect(strcmp(lines[1], "engine: CPU only (built without nvcc)") == 0 ||
                   (strncmp(lines[1], "engine: CUDA ", 13) == 0 && strstr(lines[1], "sm_")),
               "%s", lines[1]);
-    cr_expect(strncmp(lines[2], "Copyright (C) 20", 16) == 0, "%s", lines[2]);
-    cr_expect_str_eq(lines[3], "License MIT: <https://opensource.org/licenses/MIT>.");
-    cr_expect_str_eq(lines[4], "This is free software: you are free to change and redistribute it.");
-    cr_expect_str_eq(lines[5], "There is NO WARRANTY, to the extent permitted by law.");
+    /* the device, or why there is none (test_cli checks the words) */
+    cr_expect(strncmp(lines[2], "device: ", 8) == 0, "%s", lines[2]);
+    cr_expect(strncmp(lines[3], "Copyright (C) 20", 16) == 0, "%s", lines[3]);
+    cr_expect_str_eq(lines[4], "License MIT: <https://opensource.org/licenses/MIT>.");
+    cr_expect_str_eq(lines[5], "This is free software: you are free to change and redistribute it.");
+    cr_expect_str_eq(lines[6], "There is NO WARRANTY, to the extent permitted by law.");
     cmd_free(&r);
     /* the licence the text names is the one shipped */
     char *lic = path_in(root, "LICENSE");
@@ -227,20 +230,27 @@ static void make_install(const char *root, const char *target, const char *dest,
     free(cmd);
 }
 
-Test(package, install_strip_and_uninstall, .timeout = 120)
+Test(package, install_strip_and_uninstall, .timeout = 300)
 {
     if (system("command -v make >/dev/null && command -v readelf >/dev/null") != 0)
         cr_skip_test("no make or readelf here");
     if (!has_symbols(gpumerge_path()))
         cr_skip_test("the binary under test has no symbols to keep");
     char *root = source_root(), *dest = scratch_dir(), *build = scratch_dir(), *v = version(root);
-    static const char *const files[] = { "usr/bin/gpumerge", "usr/share/man/man1/gpumerge.1",
-                                         "usr/share/bash-completion/completions/gpumerge" };
+    char so[64];
+    snprintf(so, sizeof so, "usr/lib/libgpumerge.so.%s", v);
+    const char *const files[] = { "usr/bin/gpumerge", "usr/share/man/man1/gpumerge.1",
+                                  "usr/share/bash-completion/completions/gpumerge",
+                                  "usr/lib/libgpumerge.a", so, "usr/lib/libgpumerge.so.1",
+                                  "usr/lib/libgpumerge.so", "usr/include/gpumerge.h",
+                                  "usr/lib/pkgconfig/gpumerge.pc",
+                                  "usr/share/man/man3/gpumerge.3" };
+    size_t nfiles = sizeof files / sizeof files[0];
     char *bin = path_in(dest, files[0]);
     static const char *const targets[] = { "install", "install-strip" };
     for (int t = 0; t < 2; t++) {
         make_install(root, targets[t], dest, build);
-        for (int i = 0; i < 3; i++) {
+        for (size_t i = 0; i < nfiles; i++) {
             char *f = path_in(dest, files[i]);
             cr_expect_eq(access(f, R_OK), 0, "make %s did not install %s", targets[t], files[i]);
             free(f);
@@ -260,7 +270,13 @@ Test(package, install_strip_and_uninstall, .timeout = 120)
     snprintf(want, sizeof want, " \"gpumerge %s\" ", v);
     cr_expect(strstr(r.out, want) != NULL, "the man page's .TH lacks %s: %s", want, r.out);
     cmd_free(&r);
-    r = run(MAKE " -s -C '%s' NVCC= uninstall DESTDIR='%s' PREFIX=/usr && find '%s' -type f | wc -l",
+    /* the library's pkg-config file names the install's paths */
+    char *pc = path_in(dest, files[8]);
+    r = run("grep -x -e 'libdir=/usr/lib' -e 'includedir=/usr/include' '%s'%s%s", pc, "", "");
+    cr_expect_str_eq(r.out, "libdir=/usr/lib\nincludedir=/usr/include\n", "%s", pc);
+    cmd_free(&r);
+    free(pc);
+    r = run(MAKE " -s -C '%s' NVCC= uninstall DESTDIR='%s' PREFIX=/usr && find '%s' ! -type d | wc -l",
             root, dest, dest);
     cr_expect_eq(r.status, 0, "make uninstall: %s", r.err);
     cr_expect_str_eq(r.out, "0\n", "make uninstall left files behind");
@@ -322,6 +338,10 @@ Test(package, bash_completion)
         { "gpumerge --device = gpu \"\"", FIRST },
         { "gpumerge --device=gpu \"\"", FIRST },
         { "gpumerge --device gpu \"\"", FIRST },
+        { "gpumerge --gp", "--gpu=\n" },
+        { "gpumerge --gpu 1 \"\"", FIRST },
+        { "gpumerge --gpu = 1 \"\"", FIRST },
+        { "gpumerge --gpu \"\"", "\n" },
         { "gpumerge --check = quiet \"\"", FIRST },
         { "gpumerge -k 2,2 \"\"", FIRST },
         { "gpumerge -nk 2 \"\"", FIRST },

@@ -490,7 +490,7 @@ Test(parser, cannot_read)
     char *dir = scratch_dir();
     cr_assert_eq(gm_input_open(&in, dir, &st), GM_EIO);
     char want[512];
-    snprintf(want, sizeof want, "cannot read: %s: Is a directory", dir);
+    snprintf(want, sizeof want, "read failed: %s: Is a directory", dir); /* sort's words */
     cr_assert_str_eq(st.msg, want);
     gm_input_close(&in);
     free(dir);
@@ -653,7 +653,7 @@ Test(parser, pread_errors_name_the_file)
     cr_assert_str_eq(st.msg, "'g h': file changed while reading");
     gm_pread_span bad = { -1, "b", buf, 0, 6, 0 };
     cr_assert_eq(gm_pread_parallel(&bad, 1, 4, 2, NULL, NULL, &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "cannot read: b: Bad file descriptor");
+    cr_assert_str_eq(st.msg, "read failed: b: Bad file descriptor"); /* sort's words for a read */
     cr_assert_eq(gm_pread_check_size(fd, 6, "f", &st), GM_OK);
     cr_assert_eq(gm_pread_check_size(fd, 5, "f", &st), GM_EIO);
     cr_assert_str_eq(st.msg, "f: file changed while reading");

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -148,12 +149,14 @@ Test(plan, verbose_says_the_plan_before_the_work)
     gm_status st;
     said[0] = '\0';
     cr_assert_eq(gm_run(GM_OP_MERGE, &c, names, 2, &st), GM_OK, "%s", st.msg);
-    const char *first = strstr(said, "plan: merge of 2 inputs (0.0 MB), --device=cpu, 2 threads");
+    const char *first = strstr(said, "plan     merge of 2 inputs, 0.0 MB\n");
     cr_assert_eq(first, said, "%s", said);
-    cr_assert(strstr(said, "\nplan: budget 8.0 MiB: merge rounds ") != NULL, "%s", said);
-    cr_assert(strstr(said, "\nplan: fan-in 3 (of ") != NULL, "%s", said);
-    const char *ran = strstr(said, "\nran: merge 2 inputs, 4 keys");
-    cr_assert(ran != NULL && ran > strstr(said, "\nplan: fan-in"), "%s", said);
+    cr_assert(strstr(said, "\nengine   cpu (--device=cpu)\n") != NULL, "%s", said);
+    cr_assert(strstr(said, "\nthreads  2\n") != NULL, "%s", said);
+    cr_assert(strstr(said, "\nbudget   8.0 MiB: merge rounds ") != NULL, "%s", said);
+    cr_assert(strstr(said, "\nfan-in   3 (of ") != NULL, "%s", said);
+    const char *ran = strstr(said, "\nkeys     4, int32");
+    cr_assert(ran != NULL && ran > strstr(said, "\nfan-in"), "%s", said);
     size_t len;
     char *got = read_file(out, &len);
     cr_assert_str_eq(got, "1\n2\n3\n4\n");
@@ -162,4 +165,54 @@ Test(plan, verbose_says_the_plan_before_the_work)
     free(b);
     free(out);
     free(dir);
+}
+
+/* The descriptors free: every number below the limit that is not open (asked one
+ * by one here), and under a limit above the window only those below it, so that
+ * an open far up neither counts nor could be reached. */
+static int free_below(int limit)
+{
+    int n = 0;
+    for (int fd = 0; fd < limit; fd++)
+        n += fcntl(fd, F_GETFD) < 0;
+    return n;
+}
+
+Test(plan, fd_room_counts_the_free_numbers_below_the_limit)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = 0;
+        struct rlimit rl = { 40, 40 };
+        bad |= setrlimit(RLIMIT_NOFILE, &rl) != 0;
+        int room = gm_fd_room();
+        bad |= (room != free_below(40)) << 1;
+        bad |= (dup2(0, 39) != 39 || gm_fd_room() != room - 1) << 2;
+        _exit(bad);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "gm_fd_room under ulimit -n 40: failed check mask %d", WEXITSTATUS(status));
+
+    /* a limit above the window */
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_max < 2100)
+        cr_skip_test("the hard limit on descriptors (%llu) is below 2100",
+                     (unsigned long long)rl.rlim_max);
+    pid = fork();
+    if (pid == 0) {
+        int bad = 0;
+        struct rlimit up = { 2100, rl.rlim_max };
+        bad |= setrlimit(RLIMIT_NOFILE, &up) != 0;
+        int room = gm_fd_room();
+        bad |= (room != free_below(GM_FD_WINDOW)) << 1;
+        bad |= (dup2(0, 2000) != 2000 || gm_fd_room() != room) << 2;
+        bad |= (dup2(0, GM_FD_WINDOW - 1) != GM_FD_WINDOW - 1 || gm_fd_room() != room - 1) << 3;
+        _exit(bad);
+    }
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "gm_fd_room under ulimit -n 2100: failed check mask %d", WEXITSTATUS(status));
 }

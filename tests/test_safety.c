@@ -253,7 +253,7 @@ Test(safety, open_descriptor_names_are_written_in_place)
     struct stat before = stat_of(dir, "f");
     cmd_result r = gm(dir, "sort -v a -o /dev/stdout 1<>f");
     expect(&r, 0, NULL);
-    cr_assert_not_null(strstr(r.err, "gpumerge: output: /dev/stdout written in place: it is "
+    cr_assert_not_null(strstr(r.err, "gpumerge: output   /dev/stdout written in place: it is "
                                      "named through an open descriptor\n"), "%s", r.err);
     cr_assert_eq(stat_of(dir, "f").st_ino, before.st_ino);
     cr_assert_str_eq(slurp(dir, "f"), sorted3);
@@ -327,7 +327,7 @@ Test(safety, hard_links_kept_written_in_place)
     struct stat before = stat_of(dir, "f");
     cmd_result r = gm(dir, "sort -v f -o f");
     expect(&r, 0, NULL);
-    cr_assert_not_null(strstr(r.err, "gpumerge: output: f written in place: it has other "
+    cr_assert_not_null(strstr(r.err, "gpumerge: output   f written in place: it has other "
                                      "hard links\n"), "%s", r.err);
     struct stat after = stat_of(dir, "f");
     cr_assert_eq(after.st_ino, before.st_ino);
@@ -418,7 +418,7 @@ Test(safety, in_place_error_at_the_last_line_leaves_the_target, .timeout = 120)
     /* The same merge without the bad input: written in place, both links see it. */
     cmd_result r = gm(dir, "merge -v -S64K -T tmp -o a a b");
     expect(&r, 0, NULL);
-    cr_assert_not_null(strstr(r.err, "output: a written in place: it has other hard links\n"),
+    cr_assert_not_null(strstr(r.err, "output   a written in place: it has other hard links\n"),
                        "%s", r.err);
     char *want = malloc(2 * strlen(seq) + 1), *p = want;
     for (int i = 1; i <= N; i++)
@@ -473,7 +473,7 @@ Test(safety, unwritable_folder_with_a_writable_file)
     cmd_free(&r);
     r = gm_as(dir, as, "sort -v ro/f -o ro/f");
     expect(&r, 0, NULL);
-    cr_assert_not_null(strstr(r.err, "gpumerge: output: ro/f written in place: its folder "
+    cr_assert_not_null(strstr(r.err, "gpumerge: output   ro/f written in place: its folder "
                                      "cannot take a temporary file\n"), "%s", r.err);
     cr_assert_str_eq(slurp(dir, "ro/f"), sorted3);
     cmd_free(&r);
@@ -505,7 +505,7 @@ Test(safety, full_file_system_under_the_mapping, .timeout = 60)
     put(dir, "g", "3\n1\n2\n");
     cmd_result r = gm(dir, "sort -v --parallel=4 g -o small/out");
     expect(&r, 0, NULL);
-    cr_assert_not_null(strstr(r.err, "output: small/out written through a shared mapping\n"),
+    cr_assert_not_null(strstr(r.err, "output   small/out written through a shared mapping\n"),
                        "%s", r.err);
     cr_assert_str_eq(slurp(dir, "small/out"), "1\n2\n3\n");
     cmd_free(&r);

@@ -119,16 +119,12 @@ static int run_op(gm_op op, gm_config *c, const char *dir, char **names, int n, 
     return rc;
 }
 
-/* Numbers from the -v line "memory: budget X UNIT, R temporary runs, P merge passes". */
+/* Numbers from the -v line "runs     R temporary, P merge passes over them". */
 static void runs_and_passes(int *runs, int *passes)
 {
-    const char *p = strstr(said, "memory: budget ");
-    cr_assert_not_null(p, "no memory line in: %s", said);
-    p = strstr(p, "B, ");
-    cr_assert_not_null(p, "no budget in: %s", said);
-    *runs = atoi(p + 3);
-    p = strstr(p, "runs, ") ? strstr(p, "runs, ") + 6 : strstr(p, "run, ") + 5;
-    *passes = atoi(p);
+    const char *p = strstr(said, "runs     ");
+    cr_assert_not_null(p, "no runs line in: %s", said);
+    cr_assert_eq(sscanf(p, "runs %d temporary, %d merge pass", runs, passes), 2, "%s", said);
 }
 
 /* ---------------------------------------------------------------- external sort */
@@ -522,9 +518,8 @@ Test(stream, any_number_of_inputs_and_runs_under_ulimit_12, .timeout = 240)
         cr_assert_eq(g.status, 0, "%s: %s", cases[c].gpumerge, g.err);
         cr_assert(g.out_len == want.out_len && memcmp(g.out, want.out, g.out_len) == 0,
                   "%s: output differs from sort's", cases[c].gpumerge);
-        const char *runs = strstr(g.err, "memory: budget ");
-        runs = runs ? strstr(runs, "B, ") : NULL;
-        cr_assert(!strict || (runs && atoi(runs + 3) >= cases[c].min_runs),
+        const char *runs = strstr(g.err, "gpumerge: runs ");
+        cr_assert(!strict || (runs && atoi(runs + 15) >= cases[c].min_runs),
                   "%s: fewer runs than %d: %s", cases[c].gpumerge, cases[c].min_runs, g.err);
         cr_assert_eq(entries(tmp), 0, "%s: temporary files left behind", cases[c].gpumerge);
         cmd_free(&g);
@@ -560,10 +555,9 @@ Test(stream, a_merge_leaves_cuda_its_descriptors, .timeout = 60)
         cmd_result g = run_sh(dir, cmd);
         free(cmd);
         cr_assert_eq(g.status, 0, "%s", g.err);
-        const char *p = strstr(g.err, "memory: budget ");
-        p = p ? strstr(p, "B, ") : NULL;
+        const char *p = strstr(g.err, "gpumerge: runs ");
         cr_assert_not_null(p, "%s", g.err);
-        runs[driver] = atoi(p + 3);
+        runs[driver] = atoi(p + 15);
         out[driver] = strdup(g.out);
         cmd_free(&g);
     }
@@ -979,7 +973,7 @@ Test(stream, device_gpu_begins_cuda_and_fails_before_writing)
     cr_assert_eq(gm_gpu_test_cuda_touched(), 1);
     if (rc == GM_OK) {
         cr_assert_str_eq(out, "1\n2\n3\n");
-        cr_assert(strstr(said, "time: waiting for CUDA's start-up") != NULL, "%s", said);
+        cr_assert(strstr(said, "cuda     ") != NULL, "%s", said);
     } else {
         cr_assert_eq(rc, GM_ENODEV, "%s", st.msg);
         cr_assert(strncmp(st.msg, "no usable CUDA device: ", 23) == 0, "%s", st.msg);
@@ -1013,21 +1007,24 @@ Test(stream, verbose_accounts_for_every_stage, .timeout = 60)
     gm_status st;
     cr_assert_eq(run_op(GM_OP_SORT, &c, dir, &in, 1, &out, &st), GM_OK, "%s", st.msg);
     free(out);
-    const char *lines[] = { "time: start-up ", "time: open ", "time: read ", "time: parse ",
-                            "time: sort ", "time: temporary runs ", "time: format and write ",
-                            "time: clean-up ", "time: total " };
-    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
-        cr_assert(strstr(said, lines[i]) != NULL, "-v lacks '%s': %s", lines[i], said);
+    const char *lines[] = { "\nstart-up ", "\nopen     ", "\nread     ", "\nparse    ",
+                            "\nsort     ", "\nspill    ", "\nwrite    ", "\nfinish   ",
+                            "\nclean-up ", "\ntotal    " };
+    const char *at = said;
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *row = strstr(at, lines[i]);
+        cr_assert(row != NULL, "-v lacks '%s' after the rows before it: %s", lines[i] + 1, said);
+        at = row + 1;
+    }
     /* the external sort's device line names the largest call, and counts them all */
-    cr_assert(strstr(said, "device: auto: ") != NULL, "%s", said);
-    cr_assert(strstr(said, "(the largest of ") != NULL, "%s", said);
+    cr_assert(strstr(said, "\ndevice   cpu (auto: ") != NULL, "%s", said);
+    cr_assert(strstr(said, "; the largest of ") != NULL, "%s", said);
     cr_assert(strstr(said, "; sort: 3 on the cpu; merge: ") != NULL, "%s", said);
     /* the total is the stages and the rest */
     double total, stages, rest;
-    const char *t = strstr(said, "time: total ");
-    cr_assert_eq(sscanf(t, "time: total %lf s in the process (the stages above %lf s, the rest "
-                           "%lf s)",
-                        &total, &stages, &rest),
+    const char *t = strstr(said, "\ntotal    ") + 1;
+    cr_assert_eq(sscanf(t, "total %lf s  the stages %lf s, the rest %lf s", &total, &stages,
+                        &rest),
                  3, "%s", t);
     cr_assert_leq(stages, total + 0.0015, "%s", t);
     cr_assert(fabs(total - stages - rest) <= 0.0015, "%s", t);
@@ -1058,9 +1055,12 @@ Test(stream, progress_lines_only_when_asked)
     struct stat sb;
     stat(in, &sb);
     char want[128];
-    snprintf(want, sizeof want, "progress: read %.1f MB of %.1f MB (100%%), 3 runs written, 3 merged",
+    snprintf(want, sizeof want, " MB/s, %.1f MB read, %.1f MB written, 3 runs written, 3 merged",
              (double)sb.st_size / 1e6, (double)sb.st_size / 1e6);
-    cr_assert(strncmp(last_progress, want, strlen(want)) == 0, "%s", last_progress);
+    const char *counts = strstr(last_progress, want);
+    cr_assert(strncmp(last_progress, "progress: done 100%, in ", 24) == 0 && counts != NULL &&
+                  counts[strlen(want)] == '\0',
+              "%s", last_progress);
     free(out);
     free(v);
     rm_rf(dir);

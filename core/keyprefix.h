@@ -1,0 +1,322 @@
+/*
+ * keyprefix.h - the first key's 64-bit prefix, one copy for the host and the
+ * device: where a key lies in a line (coreutils sort.c's begfield and limfield),
+ * the -n, -h and byte encodings (numcmp.c and keys.c describe them), a line's
+ * first eight bytes for the last resort, and the packing of a record's reference
+ * (lines.h). keys.c, numcmp.c and lines.h call these for the CPU's records, and
+ * cuda/records.cu for the device's, so the encodings cannot drift apart.
+ *
+ * GM_HD makes each function __host__ __device__ under nvcc and static inline
+ * under a C compiler (as corank.h does). -g's encoding needs strtold and stays
+ * in numcmp.c: gm_kp_line_prefix does not take a first key ordered by -g.
+ */
+#ifndef GM_KEYPREFIX_H
+#define GM_KEYPREFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "keys.h"
+
+#ifndef GM_HD
+#ifdef __CUDACC__
+#define GM_HD static inline __host__ __device__
+#else
+#define GM_HD static inline
+#endif
+#endif
+
+/* A record's reference (lines.h's gm_rec.ref): the line's address in the low 48
+ * bits, its length in the next 15 (GM_REC_LONG for a line that long or longer),
+ * and whether the prefix is inexact in the top bit. */
+#define GM_REC_ADDR_MASK ((UINT64_C(1) << 48) - 1)
+#define GM_REC_LONG 0x7FFFu
+#define GM_REC_INEXACT (UINT64_C(1) << 63)
+
+GM_HD uint64_t gm_kp_ref(uint64_t addr, size_t len, int exact)
+{
+    uint64_t l = len < GM_REC_LONG ? (uint64_t)len : GM_REC_LONG;
+    return addr | l << 48 | (exact ? 0 : GM_REC_INEXACT);
+}
+
+/* sort's blanks in the C locale: space, tab and newline. */
+GM_HD int gm_kp_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\n'; }
+GM_HD int gm_kp_digit(unsigned char c) { return (unsigned)(c - '0') <= 9; }
+
+/* memchr: a loop on the device; on the host the first 16 bytes one by one (most
+ * fields are shorter than the C library's memchr takes to start), then its
+ * memchr. */
+GM_HD const unsigned char *gm_kp_memchr(const unsigned char *s, unsigned char c, size_t n)
+{
+#ifdef __CUDA_ARCH__
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == c)
+            return s + i;
+    return NULL;
+#else
+    size_t m = n < 16 ? n : 16;
+    for (size_t i = 0; i < m; i++)
+        if (s[i] == c)
+            return s + i;
+    return n > m ? (const unsigned char *)memchr(s + m, c, n - m) : NULL;
+#endif
+}
+
+/* On a little-endian host, bytes are read eight at a time where a key has them
+ * (one load instead of eight). */
+#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GM_KP_WORDS 1
+
+/* How many digits the eight bytes w begin with (the first byte in w's lowest),
+ * 0 to 8, by SWAR: a byte is a digit when its xor with '0' is 9 or less. */
+static inline int gm_kp_digits8(uint64_t w)
+{
+    const uint64_t lo7 = UINT64_C(0x7F7F7F7F7F7F7F7F), high = UINT64_C(0x8080808080808080);
+    uint64_t x = w ^ UINT64_C(0x3030303030303030);
+    uint64_t other = (((x & lo7) + UINT64_C(0x7676767676767676)) | x) & high; /* x > 9 */
+    return other ? __builtin_ctzll(other) / 8 : 8;
+}
+
+/* The value of w's first k digits (1 to 8), as simdjson parses eight digits:
+ * pairs, then fours, then the eight, by three multiplies. */
+static inline uint64_t gm_kp_value8(uint64_t w, int k)
+{
+    uint64_t v = w - UINT64_C(0x3030303030303030); /* borrows only run into later bytes */
+    v <<= 8 * (8 - k); /* the k digits in the top bytes, zeros before them */
+    v = v * 10 + (v >> 8);
+    v = ((v & UINT64_C(0x00FF00FF00FF00FF)) * ((UINT64_C(100) << 16) + 1)) >> 16;
+    return ((v & UINT64_C(0x0000FFFF0000FFFF)) * ((UINT64_C(10000) << 32) + 1)) >> 32;
+}
+#endif
+
+/* The position after n more fields from p: without -t a field is its leading
+ * blanks and the non-blanks after them; with -t it ends at the separator, which
+ * the step over the last field passes only when past_last is set (sort's
+ * limfield stops at the separator that ends the key's last field). */
+GM_HD size_t gm_kp_skip_fields(int tab, const unsigned char *s, size_t len, size_t p, size_t n,
+                               int past_last)
+{
+    if (tab >= 0) {
+        while (p < len && n--) {
+            const unsigned char *t = gm_kp_memchr(s + p, (unsigned char)tab, len - p);
+            p = t ? (size_t)(t - s) : len;
+            if (p < len && (n || past_last))
+                p++;
+        }
+    } else {
+        while (p < len && n--) {
+            while (p < len && gm_kp_blank(s[p]))
+                p++;
+            while (p < len && !gm_kp_blank(s[p]))
+                p++;
+        }
+    }
+    return p;
+}
+
+GM_HD size_t gm_kp_skip_blanks(const unsigned char *s, size_t len, size_t p)
+{
+    while (p < len && gm_kp_blank(s[p]))
+        p++;
+    return p;
+}
+
+/* The bytes of key k in a line (sort's begfield and limfield): the start skips
+ * sword fields, then blanks with 'b', then schar characters; the end skips eword
+ * fields, then blanks with 'b' and echar characters, bounded by the line's end
+ * only (echar 0: the end of field eword). A limit before the start is an empty
+ * key. The end's field walk goes on from the start's where it lies further. */
+GM_HD const unsigned char *gm_kp_key_span(int tab, const gm_keydef *k, const unsigned char *s,
+                                          size_t len, size_t *klen)
+{
+    size_t field = gm_kp_skip_fields(tab, s, len, 0, k->sword, 1);
+    size_t beg = k->skipsblanks ? gm_kp_skip_blanks(s, len, field) : field;
+    beg = k->schar < len - beg ? beg + k->schar : len;
+    size_t lim = len;
+    if (k->eword != SIZE_MAX) {
+        size_t n = k->eword + (k->echar == 0);
+        lim = n > k->sword ? gm_kp_skip_fields(tab, s, len, field, n - k->sword, k->echar != 0)
+                           : gm_kp_skip_fields(tab, s, len, 0, n, k->echar != 0);
+        if (k->echar) {
+            if (k->skipeblanks)
+                lim = gm_kp_skip_blanks(s, len, lim);
+            lim = k->echar < len - lim ? lim + k->echar : len;
+        }
+    }
+    *klen = lim > beg ? lim - beg : 0;
+    return s + beg;
+}
+
+/* Byte order's prefix: the first 8 bytes big-endian, zeros after a shorter key.
+ * Exact unless a longer key or trailing NULs could hide behind the same bytes. */
+GM_HD uint64_t gm_kp_bytes(const unsigned char *s, size_t len, int *exact)
+{
+#ifdef GM_KP_WORDS
+    if (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        *exact = len == 8 && s[7] != 0;
+        return __builtin_bswap64(w);
+    }
+#endif
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < len ? s[i] : 0u);
+    *exact = len <= 8 && (len == 0 || s[len - 1] != 0);
+    return v;
+}
+
+/* A line's first eight bytes as gm_kp_bytes takes them, inverted when reverse:
+ * their order is the last resort's on those bytes. */
+GM_HD uint64_t gm_kp_head8(const unsigned char *line, size_t len, int reverse)
+{
+    int ignored;
+    uint64_t k = gm_kp_bytes(line, len, &ignored);
+    return reverse ? ~k : k;
+}
+
+/* Integer digits past this count saturate -n's encoding; significant digits it
+ * holds (10^16 < 2^56). */
+#define GM_KP_MAX_INT_DIGITS 125
+#define GM_KP_DIGITS 16
+
+/* -n's encoding: a header byte (0x80 for zero; 0x81 plus the count of integer
+ * digits, for a positive number) above the first 16 significant digits as one
+ * binary number, all complemented for a negative number; saturated past 125
+ * integer digits. One pass: the first 16 significant digits are gathered as they
+ * are read (a digit past them only counts). */
+GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
+{
+    const unsigned char *p = s, *e = s + len;
+    while (p < e && gm_kp_blank(*p))
+        p++;
+    int neg = p < e && *p == '-';
+    p += neg;
+    while (p < e && *p == '0')
+        p++;
+    uint64_t d = 0;
+    size_t nd = 0; /* digits gathered into d */
+    const unsigned char *ip = p;
+#ifdef GM_KP_WORDS
+    while (e - p >= 8 && nd + 8 <= GM_KP_DIGITS) {
+        uint64_t w, scale = 1;
+        memcpy(&w, p, 8);
+        int k = gm_kp_digits8(w);
+        if (k == 0)
+            break;
+        for (int i = 0; i < k; i++)
+            scale *= 10;
+        d = d * scale + gm_kp_value8(w, k);
+        nd += (size_t)k;
+        p += k;
+        if (k < 8)
+            break;
+    }
+#endif
+    for (; p < e && gm_kp_digit(*p); p++)
+        if (nd < GM_KP_DIGITS)
+            d = d * 10 + (uint64_t)(*p - '0'), nd++;
+    size_t il = (size_t)(p - ip), sig = il; /* sig: up to the last nonzero digit */
+    if (p < e && *p == '.') {
+        const unsigned char *fp = ++p;
+        for (; p < e && gm_kp_digit(*p); p++) {
+            if (nd < GM_KP_DIGITS)
+                d = d * 10 + (uint64_t)(*p - '0'), nd++;
+            if (*p != '0')
+                sig = il + (size_t)(p - fp) + 1;
+        }
+    }
+    if (sig == 0) { /* zero, whatever its sign */
+        *exact = 1;
+        return UINT64_C(0x80) << 56;
+    }
+    uint64_t enc;
+    if (il > GM_KP_MAX_INT_DIGITS) {
+        enc = ~UINT64_C(0);
+        *exact = 0;
+    } else {
+        for (size_t k = nd; k < GM_KP_DIGITS; k++) /* scaled to 16 digits */
+            d *= 10;
+        enc = (uint64_t)(0x81 + il) << 56 | d;
+        *exact = sig <= GM_KP_DIGITS;
+    }
+    return neg ? ~enc : enc;
+}
+
+/* sort's unit_order: the order of magnitude of an SI or IEC prefix letter, as
+ * coreutils 9.1 (the reference sort) has it; 9.2 adds R (9) and Q (10). */
+GM_HD int gm_kp_unit_order(unsigned char c)
+{
+    switch (c) {
+    case 'k': case 'K': return 1;
+    case 'M': return 2;
+    case 'G': return 3;
+    case 'T': return 4;
+    case 'P': return 5;
+    case 'E': return 6;
+    case 'Z': return 7;
+    case 'Y': return 8;
+    default: return 0;
+    }
+}
+
+/* The unit of a number with its blanks skipped: the letter right after its
+ * digits (and '.' and digits), negated after '-', none when no digit is
+ * nonzero. */
+GM_HD int gm_kp_human_unit(const unsigned char *s, size_t len)
+{
+    const unsigned char *p = s, *e = s + len;
+    int neg = p < e && *p == '-';
+    p += neg;
+    unsigned char max = 0;
+    while (p < e && gm_kp_digit(*p))
+        max |= (unsigned char)(*p++ - '0');
+    if (p < e && *p == '.')
+        for (p++; p < e && gm_kp_digit(*p); p++)
+            max |= (unsigned char)(*p - '0');
+    if (!max || p == e)
+        return 0;
+    return neg ? -gm_kp_unit_order(*p) : gm_kp_unit_order(*p);
+}
+
+/* -h's encoding: the unit's order (0..20: room for R and Q) in the top 5 bits,
+ * -n's encoding shifted below it. */
+GM_HD uint64_t gm_kp_human(const unsigned char *s, size_t len, int *exact)
+{
+    size_t i = gm_kp_skip_blanks(s, len, 0);
+    int unit = gm_kp_human_unit(s + i, len - i);
+    uint64_t n = gm_kp_num(s + i, len - i, exact);
+    /* the shift keeps exactness when the dropped bits are all equal to the
+     * sign's filler: zeros for zero and positive numbers, ones for negative */
+    uint64_t low = n & 31;
+    if (low != (n < UINT64_C(0x80) << 56 ? 31u : 0u))
+        *exact = 0;
+    return (uint64_t)(unit + 10) << 59 | n >> 5;
+}
+
+/* keys.h's gm_line_prefix for a first key in any order but -g (the caller's):
+ * without keys the line's bytes (never exact: the last resort is all there is),
+ * else the first key's encoding; either inverted by its -r. */
+GM_HD uint64_t gm_kp_line_prefix(const gm_keyspec *ks, const unsigned char *line, size_t len,
+                                 int *exact)
+{
+    if (ks->nkeys == 0) {
+        uint64_t p = gm_kp_bytes(line, len, exact);
+        *exact = 0;
+        return ks->reverse ? ~p : p;
+    }
+    const gm_keydef *k = &ks->keys[0];
+    size_t kl;
+    const unsigned char *kt = gm_kp_key_span(ks->tab, k, line, len, &kl);
+    uint64_t p;
+    switch (k->order) {
+    case GM_ORDER_NUMERIC: p = gm_kp_num(kt, kl, exact); break;
+    case GM_ORDER_HUMAN: p = gm_kp_human(kt, kl, exact); break;
+    default: p = gm_kp_bytes(kt, kl, exact); break;
+    }
+    return k->reverse ? ~p : p;
+}
+
+#endif
