@@ -246,7 +246,7 @@ GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
 }
 
 /* sort's unit_order: the order of magnitude of an SI or IEC prefix letter, as
- * coreutils 9.1 (the reference sort) has it; 9.2 adds R (9) and Q (10). */
+ * coreutils 9.2 and later have it (R and Q after Y; 9.1 stops at Y). */
 GM_HD int gm_kp_unit_order(unsigned char c)
 {
     switch (c) {
@@ -258,6 +258,8 @@ GM_HD int gm_kp_unit_order(unsigned char c)
     case 'E': return 6;
     case 'Z': return 7;
     case 'Y': return 8;
+    case 'R': return 9;
+    case 'Q': return 10;
     default: return 0;
     }
 }

@@ -371,7 +371,7 @@ static const cmp_case cmp_cases[] = {
     { "-h -s", "0K", "1", -1 },
     { "-h -s", "1.K", "1000", 1 },
     { "-h -s", "1Y", "9Z", 1 },
-    { "-h -s", "1Q", "9R", -1 },   /* no units in coreutils 9.1, the reference */
+    { "-h -s", "1Q", "9R", 1 },    /* units since coreutils 9.2 */
     { "-h -s", "1 K", "1", 0 },
     { "-h -s", "1X", "1", 0 },
     { "-h -s", "  2G", "3G", -1 },
@@ -402,9 +402,30 @@ static const cmp_case cmp_cases[] = {
     { "-r -k1,1b", "a", "b", -1 },     /* the key has flags: not reversed */
 };
 
+/* Whether the installed sort knows -h's units R and Q (coreutils 9.2 and
+ * later), which gpumerge orders as they do: cases with them are compared with
+ * an older sort only where it agrees. */
+static int sort_knows_rq(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        cmd_result r = run_sh(NULL, "printf '1Q\\n9R\\n' | LC_ALL=C sort -h | head -n 1");
+        known = strcmp(r.out, "9R\n") == 0;
+        cmd_free(&r);
+    }
+    return known;
+}
+
+static int has_rq(const char *s)
+{
+    return strchr(s, 'R') || strchr(s, 'Q');
+}
+
 /* LC_ALL=C sort orders the two lines of c as c->want says, given either first. */
 static void sort_agrees(const cmp_case *c)
 {
+    if (strstr(c->args, "-h") && (has_rq(c->a) || has_rq(c->b)) && !sort_knows_rq())
+        return;
     int implied;
     spec_from(c->args, &implied);
     char *cmd;
@@ -734,6 +755,11 @@ static void differential(const char *args, int seed, int n)
     for (int i = 0; i < ks.nkeys; i++)
         general |= ks.keys[i].order == GM_ORDER_GENERAL;
     line *v = random_lines(&r, n, ks.eol == '\0', !general);
+    if (!sort_knows_rq()) /* an older sort's -h: R and Q (units only here) as no unit */
+        for (int i = 0; i < n; i++)
+            for (size_t j = 0; j < v[i].n; j++)
+                if (v[i].s[j] == 'R' || v[i].s[j] == 'Q')
+                    v[i].s[j] = 'X';
     char *dir = scratch_dir(), *in = path_in(dir, "in");
     text t = { NULL, 0, 0 };
     puts_(&t, "");
@@ -875,8 +901,11 @@ Test(keys, prefixes_as_before)
         cr_assert_lt(a, sizeof diff_args / sizeof *diff_args);
         cr_assert_str_eq(want_args, diff_args[a]);
         uint64_t got = prefix_digest(diff_args[a], 900 + (int)a, 400);
-        cr_assert_eq(got, (uint64_t)want, "%s: prefixes' digest %016llx, was %016llx",
-                     diff_args[a], (unsigned long long)got, want);
+        if (getenv("GM_PREFIX_DIGESTS_SHOW")) /* to write the file anew on purpose */
+            fprintf(stderr, "%016llx\t%s\n", (unsigned long long)got, diff_args[a]);
+        else
+            cr_assert_eq(got, (uint64_t)want, "%s: prefixes' digest %016llx, was %016llx",
+                         diff_args[a], (unsigned long long)got, want);
     }
     cr_assert_eq(a, sizeof diff_args / sizeof *diff_args, "%s: %zu specs", path, a);
     fclose(f);
