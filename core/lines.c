@@ -5,7 +5,9 @@
  * next block, and a line longer than a block grows it, as coreutils' sort's
  * fillbuf does. Splitting a block into records counts each piece's lines first so
  * that every piece knows where its records go, then makes the prefixes of all the
- * pieces in parallel.
+ * pieces in parallel. Terminators are found 64 bytes at a time, as a bit mask
+ * from SSE2 compares (the way simdjson finds its structural characters), where
+ * a memchr per line would cost a call and a start-up per 50-byte line.
  */
 #define _GNU_SOURCE
 #include "lines.h"
@@ -22,6 +24,11 @@
 #include "pread.h"
 #include "progress.h"
 #include "util.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define GM_LINES_SSE2 1
+#endif
 
 enum {
     UNIT = 1 << 20,          /* a regular file is read and its lines counted a
@@ -70,6 +77,40 @@ void gm_recs_free(gm_recs *v)
     gm_buf_free(v->r);
     v->r = NULL;
     v->n = v->cap = 0;
+}
+
+/* ------------------------------------------------------------------ scanning */
+
+/* The terminators among the 64 bytes at p, as bits (bit i for p[i]): four
+ * 16-byte compares (SSE2 is part of x86-64), else a byte loop. */
+static inline uint64_t eol_bits(const unsigned char *p, unsigned char eol)
+{
+    uint64_t bits = 0;
+#ifdef GM_LINES_SSE2
+    const __m128i k = _mm_set1_epi8((char)eol);
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, k)) << (16 * i);
+    }
+#else
+    for (int i = 0; i < 64; i++)
+        bits |= (uint64_t)(p[i] == eol) << i;
+#endif
+    return bits;
+}
+
+/* The terminators in [p, e): 64 bytes a compare, the tail by memchr. */
+static size_t count_eol(const unsigned char *p, const unsigned char *e, unsigned char eol)
+{
+    size_t n = 0;
+    for (; e - p >= 64; p += 64)
+        for (uint64_t bits = eol_bits(p, eol); bits; bits &= bits - 1)
+            n++;
+    while (p < e && (p = memchr(p, eol, (size_t)(e - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -167,13 +208,7 @@ static void count_unit(void *ctx, int span, int unit, size_t lo, size_t hi)
 {
     const struct count_job *j = ctx;
     (void)span;
-    uint32_t n = 0;
-    const unsigned char *p = j->block + lo, *e = j->block + hi;
-    while (p < e && (p = memchr(p, j->eol, (size_t)(e - p))) != NULL) {
-        n++;
-        p++;
-    }
-    j->counts[unit] = n;
+    j->counts[unit] = (uint32_t)count_eol(j->block + lo, j->block + hi, j->eol);
 }
 
 /* Reads up to room bytes at block + at: *got bytes, 0 at the end. A regular
@@ -352,27 +387,35 @@ struct split_job {
 static void split_count(void *ctx, int i)
 {
     struct split_job *j = ctx;
-    const unsigned char *p = j->data + j->bound[i], *end = j->data + j->bound[i + 1];
-    size_t n = 0;
-    while (p < end && (p = memchr(p, j->eol, (size_t)(end - p))) != NULL) {
-        n++;
-        p++;
-    }
-    j->count[i] = n;
+    j->count[i] = count_eol(j->data + j->bound[i], j->data + j->bound[i + 1], j->eol);
 }
 
+/* The record of the line [p, e) (e: its terminator). */
+static inline void split_line(const struct split_job *j, gm_rec *r, const unsigned char *p,
+                              const unsigned char *e)
+{
+    size_t len = (size_t)(e - p);
+    int exact = 0;
+    r->prefix = gm_line_prefix(j->ks, p, len, &exact);
+    r->ref = gm_rec_make_ref(p, len, exact);
+}
+
+/* Piece i's records: its terminators found 64 bytes a compare, the tail by memchr. */
 static void split_fill(void *ctx, int i)
 {
     struct split_job *j = ctx;
     const unsigned char *p = j->data + j->bound[i], *end = j->data + j->bound[i + 1];
     gm_rec *r = j->out + j->count[i];
+    for (const unsigned char *w = p; end - w >= 64; w += 64) {
+        for (uint64_t bits = eol_bits(w, j->eol); bits; bits &= bits - 1) {
+            const unsigned char *e = w + __builtin_ctzll(bits);
+            split_line(j, r++, p, e);
+            p = e + 1;
+        }
+    }
     while (p < end) {
         const unsigned char *e = memchr(p, j->eol, (size_t)(end - p));
-        size_t len = (size_t)(e - p);
-        int exact = 0;
-        r->prefix = gm_line_prefix(j->ks, p, len, &exact);
-        r->ref = gm_rec_make_ref(p, len, exact);
-        r++;
+        split_line(j, r++, p, e);
         p = e + 1;
     }
 }

@@ -87,6 +87,20 @@ int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *s
     return GM_OK;
 }
 
+void gm_writer_reserve_ahead(gm_writer *w, uint64_t bytes)
+{
+    /* a replacement or a spool only, and a thread beside the caller's only
+     * where it was given more than one */
+    if (!w->file->tmp || bytes == 0 || w->ahead || w->nthreads < 2)
+        return;
+    gm_mapwrite_begin(w);
+    if (w->map)
+        return;
+    w->ahead = gm_ahead_start_unmapped(w->fd, (off_t)w->bytes, bytes);
+    if (w->ahead)
+        gm_ahead_grow(w->ahead, bytes, 1);
+}
+
 void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final)
 {
     if (w->ahead)

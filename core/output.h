@@ -130,6 +130,16 @@ int gm_writer_ahead(gm_writer *w, uint64_t bytes, int touchers, gm_status *st);
 int gm_writer_ahead_open(gm_writer *w, uint64_t most, int touchers, gm_status *st);
 void gm_writer_ahead_grow(gm_writer *w, uint64_t bytes, int final);
 
+/* For an output written with write(2) (fewer threads than the mapping takes):
+ * the space of the next bytes reserved by fallocate on a thread of its own, from
+ * where the output is, while the caller goes on (the records path: sorting), so
+ * that the writes find the file's pages allocated (on tmpfs the allocation is
+ * most of a write's cost) instead of allocating them one by one on the single
+ * thread that writes. As gm_writer_ahead: only a temporary file, never an error,
+ * ended by gm_writer_finish (the file then ends where the output does); nothing
+ * on one thread. */
+void gm_writer_reserve_ahead(gm_writer *w, uint64_t bytes);
+
 /* Ends the reserving ahead (its threads stopped and joined): for a caller that
  * hands the writer keys instead of the text it reserved for. What was reserved
  * stays reserved. gm_writer_finish ends it too. */

@@ -288,9 +288,13 @@ static void flag_bucket_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, si
     scratch_give(ss, i);
 }
 
-/* Moves every record of a into its bucket (bucket_at: the buckets' starts) by
- * following cycles of displaced records. Bucket b is in place once b's turn is
- * over (later cycles only write into later buckets): *ready says how many are. */
+/* Moves every record of a into its bucket (bucket_at: the buckets' starts). The
+ * records of bucket b's range not yet placed are swept in turn: each goes to the
+ * head of its own bucket, and the record found there takes its place, to be
+ * looked at by the next sweep (ska_sort's swap loop). A cycle's every step waits
+ * for the record the step before displaced; a sweep's steps do not wait on each
+ * other. Bucket b is in place once b's turn is over (later sweeps only write
+ * into later buckets): *ready says how many are. */
 static void flag_permute(gm_rec *a, const size_t *bucket_at, int shift, int *ready)
 {
     size_t head[256];
@@ -298,15 +302,13 @@ static void flag_permute(gm_rec *a, const size_t *bucket_at, int shift, int *rea
     for (int b = 0; b < 256; __atomic_store_n(ready, ++b, __ATOMIC_RELEASE)) {
         size_t end = bucket_at[b + 1];
         while (head[b] < end) {
-            gm_rec x = a[head[b]];
-            int d = (int)((x.prefix >> shift) & 255);
-            while (d != b) {
-                gm_rec y = a[head[d]];
-                a[head[d]++] = x;
-                x = y;
-                d = (int)((x.prefix >> shift) & 255);
+            /* [head[b], i): records brought in by this sweep, not yet looked at */
+            for (size_t i = head[b]; i < end; i++) {
+                gm_rec x = a[i];
+                size_t to = head[(x.prefix >> shift) & 255]++;
+                a[i] = a[to];
+                a[to] = x;
             }
-            a[head[b]++] = x;
         }
     }
 }

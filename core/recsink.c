@@ -21,7 +21,7 @@ enum {
     WINDOW = 1 << 18,  /* records gathered at a time */
     PIECES = 64,       /* at most, per window */
     MIN_CAP = 64 << 10,
-    PREFETCH = 16,     /* lines ahead whose first bytes are asked for early */
+    PREFETCH = 64,     /* lines ahead whose bytes are asked for early */
 };
 
 void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
@@ -180,6 +180,12 @@ static int hand_off(gm_recsink *k, gm_status *st)
     return window_start(k->writer, full, len, st);
 }
 
+void gm_recsink_reserve(gm_recsink *k, uint64_t bytes)
+{
+    if (k->w)
+        gm_writer_reserve_ahead(k->w, bytes);
+}
+
 int gm_recsink_flush(gm_recsink *k, gm_status *st)
 {
     int rc = hand_off(k, st);
@@ -256,8 +262,11 @@ static void gather_piece(const struct gather *g, int p, unsigned char *out)
     piece_range(g, p, &lo, &hi);
     char eol = g->k->ks->eol;
     for (size_t i = lo; i < hi; i++) {
-        if (i + PREFETCH < hi)
-            __builtin_prefetch(gm_rec_line(&g->r[i + PREFETCH]));
+        if (i + PREFETCH < hi) { /* both ends: a line may cross a cache line */
+            const gm_rec *f = &g->r[i + PREFETCH];
+            __builtin_prefetch(gm_rec_line(f));
+            __builtin_prefetch(gm_rec_line(f) + ((f->ref >> 48) & GM_REC_LONG));
+        }
         if (g->keep && !g->keep[i])
             continue;
         size_t len = gm_rec_len(&g->r[i], eol) + 1;

@@ -43,6 +43,10 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st);
 /* Puts n records in order, gathered on all cores. Returns as gm_recsink_put. */
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st);
 
+/* About bytes will be put into the output next: their space is reserved ahead
+ * (gm_writer_reserve_ahead). Nothing for a run. */
+void gm_recsink_reserve(gm_recsink *k, uint64_t bytes);
+
 /* Writes what is buffered and waits until everything put is written. Returns
  * as gm_recsink_put. */
 int gm_recsink_flush(gm_recsink *k, gm_status *st);

@@ -15,7 +15,8 @@
  * the cost of writing a tmpfs file, then overlap the read, the parse and the sort
  * (or CUDA's start-up and the device's work) instead of following them. Touching
  * is done piece by piece: a piece is taken either by a toucher (gm_pages_touch) or
- * by the writing (gm_ahead_take), never by both at once.
+ * by the writing (gm_ahead_take), never by both at once. Without a mapping (an
+ * output written with write(2)) reserving ahead is the reserving thread alone.
  */
 #define _GNU_SOURCE
 #include "reserve.h"
@@ -219,9 +220,34 @@ void gm_ahead_take(struct gm_ahead *a, size_t lo, size_t hi)
 
 void gm_ahead_touchers(struct gm_ahead *a, int n)
 {
-    while (a->ntouchers < n && a->ntouchers < MAX_TOUCHERS &&
+    while (a->dst && a->ntouchers < n && a->ntouchers < MAX_TOUCHERS &&
            gm_thread_start(&a->touchers[a->ntouchers], ahead_touch, a) == 0)
         a->ntouchers++;
+}
+
+/* Starts a's reserving thread (a->cap set, the length 0 and not final).
+ * Returns 0, or -1 when the thread cannot be had. */
+static int ahead_reserver_start(struct gm_ahead *a, int fd, off_t at)
+{
+    gm_reservation_init(&a->v, fd, at, 0, 0);
+    a->v.final = 0;
+    if (gm_thread_start(&a->reserver, ahead_reserve, a) == 0)
+        return 0;
+    gm_reservation_destroy(&a->v);
+    return -1;
+}
+
+struct gm_ahead *gm_ahead_start_unmapped(int fd, off_t at, uint64_t most)
+{
+    struct gm_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->cap = (size_t)most;
+    if (ahead_reserver_start(a, fd, at) != 0) {
+        free(a);
+        return NULL;
+    }
+    return a;
 }
 
 struct gm_ahead *gm_ahead_start(int fd, off_t at, uint64_t most, int touchers)
@@ -239,10 +265,7 @@ struct gm_ahead *gm_ahead_start(int fd, off_t at, uint64_t most, int touchers)
     a->cap = (size_t)most;
     a->piece = piece;
     a->npieces = npieces;
-    gm_reservation_init(&a->v, fd, at, 0, 0);
-    a->v.final = 0;
-    if (gm_thread_start(&a->reserver, ahead_reserve, a) != 0) {
-        gm_reservation_destroy(&a->v);
+    if (ahead_reserver_start(a, fd, at) != 0) {
         munmap(a->base, a->size);
         free(piece);
         free(a);
@@ -260,7 +283,7 @@ void gm_ahead_grow(struct gm_ahead *a, uint64_t bytes, int final)
 char *gm_ahead_find(struct gm_ahead *a, off_t at, size_t len, gm_reservation **v)
 {
     pthread_mutex_lock(&a->v.lock);
-    int fits = !a->v.err && at >= a->v.at && (size_t)(at - a->v.at) + len <= a->v.len;
+    int fits = a->dst && !a->v.err && at >= a->v.at && (size_t)(at - a->v.at) + len <= a->v.len;
     pthread_mutex_unlock(&a->v.lock);
     *v = &a->v;
     return fits ? a->dst + (at - a->v.at) : NULL;
@@ -273,7 +296,8 @@ void gm_ahead_end(struct gm_ahead *a, gm_ahead_report *r)
     for (int i = 0; i < a->ntouchers; i++)
         pthread_join(a->touchers[i], NULL);
     double t0 = gm_now();
-    munmap(a->base, a->size);
+    if (a->base)
+        munmap(a->base, a->size);
     r->unmap = gm_now() - t0;
     r->reserve = a->v.time;
     r->touchers = a->ntouchers;

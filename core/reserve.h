@@ -56,7 +56,13 @@ struct gm_ahead;
  * writing then reserves and maps as it goes. */
 struct gm_ahead *gm_ahead_start(int fd, off_t at, uint64_t most, int touchers);
 
-/* Starts touchers until there are n (at most eight). */
+/* Reserving ahead without a mapping, for an output written with write(2): the
+ * thread only, so that the writes find the file's pages allocated (on tmpfs the
+ * allocation is most of a write's cost). gm_ahead_find finds nothing in it and
+ * it takes no touchers. Returns NULL where the thread cannot be had. */
+struct gm_ahead *gm_ahead_start_unmapped(int fd, off_t at, uint64_t most);
+
+/* Starts touchers until there are n (at most eight; none without a mapping). */
 void gm_ahead_touchers(struct gm_ahead *a, int n);
 
 /* Lets the reservation reach bytes from its start (no further than the mapping),

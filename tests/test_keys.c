@@ -799,6 +799,43 @@ Test(keys, random_against_sort, .timeout = 120)
             differential(diff_args[a], (int)(a * 100 + (size_t)seed), 300);
 }
 
+/* A number's -n prefix is the same whether the line ends after it (short keys
+ * are read a byte at a time) or goes on with bytes that are not digits (read
+ * eight at a time): digits of every count, with signs, leading zeros and
+ * fractions, then a tail that begins with a byte next to the digits in ASCII,
+ * a high byte or a separator. */
+Test(keys, prefix_digits_in_eights)
+{
+    static const char *const tails[] = { "/", ":", ",", " ", "\x80", "\xff", "x", "-",
+                                         "\t", "/123456789", ":99999999999", "a1234567" };
+    gm_keyspec ks = spec_from("-n", NULL);
+    rng r;
+    rng_seed(&r, 8);
+    for (int i = 0; i < 20000; i++) {
+        char num[64], line[96];
+        int n = 0;
+        if (pick(&r, 3) == 0)
+            num[n++] = '-';
+        for (int z = pick(&r, 4) == 0 ? pick(&r, 10) : 0; z > 0; z--)
+            num[n++] = '0';
+        for (int d = pick(&r, 21); d > 0; d--)
+            num[n++] = (char)('0' + pick(&r, 10));
+        if (pick(&r, 4) == 0) {
+            num[n++] = '.';
+            for (int d = pick(&r, 12); d > 0; d--)
+                num[n++] = (char)('0' + pick(&r, 10));
+        }
+        num[n] = '\0';
+        snprintf(line, sizeof line, "%s%s", num, tails[pick(&r, sizeof tails / sizeof *tails)]);
+        int ea, eb;
+        uint64_t a = gm_line_prefix(&ks, (bytes)num, strlen(num), &ea);
+        uint64_t b = gm_line_prefix(&ks, (bytes)line, strlen(line), &eb);
+        cr_assert_eq(a, b, "prefix of '%s' %016llx, of '%s' %016llx", num,
+                     (unsigned long long)a, line, (unsigned long long)b);
+        cr_assert_eq(ea, eb, "exactness of '%s' and '%s'", num, line);
+    }
+}
+
 /* Many numbers, no sort: the -n, -g and -h prefixes against their comparisons. */
 Test(keys, prefix_law_numbers, .timeout = 120)
 {

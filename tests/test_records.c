@@ -3,7 +3,8 @@
  * memory (small inputs on one thread, large ones on several, which take the
  * parallel radix sort and its combined keys), sort under a small budget with
  * several runs and merge passes (--batch-size 2), merge of sorted inputs, check
- * (sorted and not, its message, -u's strictness, -C), -u, -s, -r, -z, -o onto an
+ * (sorted and not, its message, -u's strictness, -C), -u, -s, -r, -z, the split
+ * of a block into records against a line-by-line reading, -o onto an
  * input (replaced, and written in place through a second link), standard input,
  * a missing input, a disordered merge input, and golden edge cases in
  * testdata/records (blank lines, CR, NUL inside lines, high bytes, a line of
@@ -27,7 +28,9 @@
 
 #include "../core/gm.h"
 #include "../core/records.h"
+#include "../core/lines.h"
 #include "../core/recsort.h"
+#include "../core/reserve.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -287,6 +290,57 @@ static void sort_table(uint64_t seed, int nfiles, int64_t lines, const knobs *k0
     free(dir);
 }
 
+/* ---------------------------------------------------------------- split */
+
+/* gm_lines_split against a line-by-line reading of the same block: lines of
+ * every length from empty to a few hundred bytes (so that terminators fall
+ * anywhere in the 64-byte windows the split compares at once), '\n' and -z's
+ * '\0', on one to three threads (pieces of a quarter megabyte). */
+Test(records, split_finds_every_line, .timeout = 60)
+{
+    rng r;
+    rng_seed(&r, 64);
+    for (int zero = 0; zero <= 1; zero++) {
+        gm_keyspec ks = spec_of(&TABLE[0], zero);
+        char eol = ks.eol;
+        size_t cap = 3 << 20, len = 0;
+        unsigned char *data = malloc(cap);
+        cr_assert_not_null(data);
+        while (len < cap - 1024) {
+            int n = rng_range(&r, 0, 9) == 0 ? (int)rng_range(&r, 64, 400)
+                                               : (int)rng_range(&r, 0, 70);
+            for (int i = 0; i < n; i++) {
+                static const char chars[] = "0123456789,,,-. abc\n";
+                char c = chars[rng_range(&r, 0, sizeof chars - 2)];
+                data[len++] = (unsigned char)(c == eol ? 'x' : c);
+            }
+            data[len++] = (unsigned char)eol;
+        }
+        for (int threads = 1; threads <= 3; threads++) {
+            gm_lines_block b = { 1, len, cap, data, NULL, 0 };
+            gm_recs v = { NULL, 0, 0 };
+            gm_status st;
+            cr_assert_eq(gm_lines_split(&ks, &b, &v, threads, &st), GM_OK);
+            size_t at = 0, i = 0;
+            for (; at < len; i++) {
+                const unsigned char *e = memchr(data + at, eol, len - at);
+                size_t n = (size_t)(e - (data + at));
+                cr_assert_lt(i, v.n, "too few records");
+                cr_assert_eq(gm_rec_line(&v.r[i]), data + at, "record %zu's line", i);
+                cr_assert_eq(gm_rec_len(&v.r[i], eol), n, "record %zu's length", i);
+                int exact;
+                cr_assert_eq(v.r[i].prefix, gm_line_prefix(&ks, data + at, n, &exact),
+                             "record %zu's prefix", i);
+                cr_assert_eq(gm_rec_is_exact(&v.r[i]), exact, "record %zu's exactness", i);
+                at += n + 1;
+            }
+            cr_assert_eq(v.n, i, "%zu records for %zu lines", v.n, i);
+            gm_recs_free(&v);
+        }
+        free(data);
+    }
+}
+
 /* ---------------------------------------------------------------- sort */
 
 Test(records, sort_in_memory_small)
@@ -313,6 +367,18 @@ Test(records, sort_in_place_parallel, .timeout = 120)
     sort_table(8, 1, 90000, &k, 0, 0);
     k.threads = 3;
     sort_table(9, 2, 30000, &k, 0, 0);
+}
+
+Test(records, sort_output_reserved_or_refused, .timeout = 120)
+{
+    /* on two threads the output's space is reserved while the sort runs (the
+     * file cut back to the output, shorter under -u); a file system that
+     * refuses fallocate leaves the output as right */
+    knobs k = { .threads = 2 };
+    sort_table(10, 1, 3000, &k, 0, 0);
+    gm_reserve_test_refuse(1);
+    sort_table(11, 1, 3000, &k, 0, 0);
+    gm_reserve_test_refuse(0);
 }
 
 Test(records, sort_external_runs_and_passes, .timeout = 120)
