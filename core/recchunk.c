@@ -242,8 +242,10 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
     gm_progress_read_done();
     if (!rc && nruns == 0) {
         /* Everything fits: sorted in memory, no temporary file. The output's
-         * space is reserved while it sorts (where it writes with write(2)). */
-        gm_recsink_reserve(r->out, c.bytes);
+         * space is reserved while it sorts (where it writes with write(2)),
+         * unless -u may leave most of it unwritten. */
+        if (!r->ks->unique)
+            gm_recsink_reserve(r->out, c.bytes);
         rc = chunk_sort(&c, r, st);
         release_device(r);
         double a = gm_now();
