@@ -22,13 +22,7 @@
 
 #include <stdint.h>
 
-#ifndef GM_HD /* also defined by keyprefix.h */
-#ifdef __CUDACC__
-#define GM_HD static inline __host__ __device__
-#else
-#define GM_HD static inline
-#endif
-#endif
+#include "hd.h"
 
 #define GM_CAT2(a, b) a##b
 #define GM_CAT(a, b) GM_CAT2(a, b)

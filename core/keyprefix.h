@@ -19,13 +19,7 @@
 
 #include "keys.h"
 
-#ifndef GM_HD
-#ifdef __CUDACC__
-#define GM_HD static inline __host__ __device__
-#else
-#define GM_HD static inline
-#endif
-#endif
+#include "hd.h"
 
 /* A record's reference (lines.h's gm_rec.ref): the line's address in the low 48
  * bits, its length in the next 15 (GM_REC_LONG for a line that long or longer),

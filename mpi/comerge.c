@@ -27,7 +27,7 @@
 #include "../core/recmerge.h"
 #include "../core/util.h"
 
-enum { OVERSAMPLE = 16, MIN_BLOCK = 64 << 10, MAX_BLOCK = 4 << 20, OUT_BUFFER = 4 << 20 };
+enum { OVERSAMPLE = 16, MAX_BLOCK = 4 << 20 };
 
 struct msample {
     unsigned char *line;
@@ -165,26 +165,14 @@ static int merge_slices(gm_mpi *m, gm_mpi_input *ins, int nins, const int64_t *l
         k += !rc;
         m->bytes_read += (double)(hi[i] - lo[i]);
     }
-    size_t block = m->budget / (4 * (size_t)(k + 1));
-    block = block < MIN_BLOCK ? MIN_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
-    gm_recmerge_opts o = { m->ks, block, 1, m->nthreads };
-    gm_recsink sink;
-    gm_recsink_init(&sink, m->ks, NULL, out->fd, "a temporary file", m->ks->unique,
-                    m->nthreads, OUT_BUFFER);
-    if (!rc && seed)
-        rc = gm_mpi_seed_last(&sink, seed, seed_len, st);
     if (!rc)
-        rc = gm_recmerge(&o, ptr, k, &sink, st);
-    if (!rc)
-        rc = gm_recsink_flush(&sink, st);
+        rc = gm_mpi_merge_into(m, ptr, k, 1, seed, seed_len, out, st);
     if (rc == GM_EINPUT) /* its line number counted from the slice's start */
         for (int j = 0; j < k; j++)
             if (strncmp(st->msg, ins[which[j]].shown, strlen(ins[which[j]].shown)) == 0) {
                 gm_mpi_renumber(st, &ins[which[j]], m->ks->eol, lo[which[j]]);
                 break;
             }
-    out->bytes = sink.bytes;
-    gm_recsink_free(&sink);
     for (int j = 0; j < k; j++)
         gm_lines_close(&srcs[j]);
     free(srcs);

@@ -25,7 +25,7 @@
 #include "../core/recmerge.h"
 #include "../core/util.h"
 
-enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30, MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20 };
+enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30 };
 
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P)
 {
@@ -259,20 +259,8 @@ static int merge_records(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *see
         ptr[k] = &srcs[k];
         k++;
     }
-    size_t block = m->budget / (4 * (size_t)(P + 1));
-    block = block < MIN_BLOCK ? MIN_BLOCK : block > OUT_BUFFER ? OUT_BUFFER : block;
-    gm_recmerge_opts o = { m->ks, block, 0, m->nthreads };
-    gm_recsink sink;
-    gm_recsink_init(&sink, m->ks, NULL, out->fd, "a temporary file", m->ks->unique,
-                    m->nthreads, OUT_BUFFER);
-    if (!rc && seed)
-        rc = gm_mpi_seed_last(&sink, seed, seed_len, st);
     if (!rc)
-        rc = gm_recmerge(&o, ptr, k, &sink, st);
-    if (!rc)
-        rc = gm_recsink_flush(&sink, st);
-    out->bytes = sink.bytes;
-    gm_recsink_free(&sink);
+        rc = gm_mpi_merge_into(m, ptr, k, 0, seed, seed_len, out, st);
     for (int i = 0; i < k; i++)
         gm_lines_close(&srcs[i]);
     free(srcs);

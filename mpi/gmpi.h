@@ -127,6 +127,13 @@ int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st);
 int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, size_t seed_len,
                      gm_status *st);
 
+/* Merges the k sources (check: each must be in order) into the spool out
+ * through a records sink, seeded with -u's last line of the ranks before
+ * (seed; NULL: none); out->bytes gets what was written. */
+int gm_mpi_merge_into(gm_mpi *m, gm_lines_src **srcs, int k, int check,
+                      const unsigned char *seed, size_t seed_len, gm_mpi_spool *out,
+                      gm_status *st);
+
 /* A -u sink's last line, as if line (len bytes) had been put last. */
 int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_status *st);
 

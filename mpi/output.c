@@ -27,9 +27,10 @@
 
 #include "../core/cleanup.h"
 #include "../core/pread.h"
+#include "../core/recmerge.h"
 #include "../core/util.h"
 
-enum { CHUNK = 4 << 20, TAG_GATHER = 17 };
+enum { CHUNK = 4 << 20, MIN_BLOCK = 64 << 10, TAG_GATHER = 17 };
 
 int gm_mpi_spool_open(gm_mpi *m, gm_mpi_spool *sp, int64_t expect, gm_status *st)
 {
@@ -68,6 +69,26 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
     k->last_rec.ref = gm_rec_make_ref(k->last, len, exact);
     k->have_last = 1;
     return GM_OK;
+}
+
+int gm_mpi_merge_into(gm_mpi *m, gm_lines_src **srcs, int k, int check,
+                      const unsigned char *seed, size_t seed_len, gm_mpi_spool *out,
+                      gm_status *st)
+{
+    size_t block = m->budget / (4 * (size_t)(k + 1));
+    block = block < MIN_BLOCK ? MIN_BLOCK : block > CHUNK ? CHUNK : block;
+    gm_recmerge_opts o = { m->ks, block, check, m->nthreads };
+    gm_recsink sink;
+    gm_recsink_init(&sink, m->ks, NULL, out->fd, "a temporary file", m->ks->unique,
+                    m->nthreads, CHUNK);
+    int rc = seed ? gm_mpi_seed_last(&sink, seed, seed_len, st) : GM_OK;
+    if (!rc)
+        rc = gm_recmerge(&o, srcs, k, &sink, st);
+    if (!rc)
+        rc = gm_recsink_flush(&sink, st);
+    out->bytes = sink.bytes;
+    gm_recsink_free(&sink);
+    return rc;
 }
 
 int gm_mpi_skip_seed(gm_mpi *m, gm_mpi_spool *sp, const unsigned char *seed, size_t seed_len,
