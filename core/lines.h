@@ -24,12 +24,16 @@
 
 /* A block of whole lines. refs is changed atomically; the last
  * gm_lines_block_unref frees it. */
+/* The unit of a block's line counts: counts[i] holds the terminators among its
+ * bytes [i GM_LINES_UNIT, (i + 1) GM_LINES_UNIT). */
+enum { GM_LINES_UNIT = 1 << 20 };
+
 typedef struct gm_lines_block {
     int refs;
     size_t len;          /* bytes of lines, each with its terminator */
     size_t cap;          /* bytes of data's buffer */
     unsigned char *data; /* gm_buf_alloc'd */
-    uint32_t *counts;    /* NULL, or the terminators in each megabyte of data,
+    uint32_t *counts;    /* NULL, or the terminators in each GM_LINES_UNIT of data,
                           * counted as it was read (the split's first pass) */
     size_t ncounts;
 } gm_lines_block;
