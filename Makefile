@@ -102,7 +102,7 @@ CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu \
            cuda/records.cu
 
-MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c
+MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c mpi/direct.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)

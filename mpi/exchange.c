@@ -5,7 +5,8 @@
  * counts) and mapped, and move in rounds of nonblocking sends and receives
  * straight from the mapping of the rank's sorted lines into those of the
  * spools, with no buffer between; the rank's share for itself is a parallel
- * copy, overlapped with the round's messages. The spools, each in its
+ * copy, overlapped with the round's messages, and a source on the same host
+ * is read straight from its spool where it can be (direct.c). The spools, each in its
  * source's sorted order, are then merged stably by source rank (core/recmerge), which is the input order of equal lines; with -u the merge's
  * sink begins with the last line of the ranks before (the greatest line any of
  * them received), so that a key split across ranks is kept once, first.
@@ -166,7 +167,22 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     struct maps mp = { 0 };
     if (!rc)
         rc = maps_open(m, local, x, &mp, st);
-    rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
+    rc = gm_mpi_agree(m, rc, st);
+    gm_mpi_direct direct = { 0 };
+    if (!rc) { /* the sources on this host that can be read, read first */
+        m->direct = gm_mpi_direct_plan(m, local, cut, x->expect, &direct);
+        for (int d = 0; d < P; d++)
+            if (direct.read_by[d]) {
+                m->bytes_sent += (double)(cut[d + 1] - x->cursor[d]);
+                x->cursor[d] = cut[d + 1];
+            }
+        rc = gm_mpi_direct_copy(m, &direct, mp.to, x->expect, st);
+        for (int s = 0; s < P; s++)
+            if (direct.reads[s])
+                got[s] = x->expect[s];
+        gm_mpi_direct_free(&direct, P);
+        rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
+    }
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
     for (int more = !rc; more; m->rounds++)
@@ -176,7 +192,7 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     maps_close(x, &mp, P);
     free(got);
     free(req);
-    return rc;
+    return gm_mpi_agree(m, rc, st); /* no spool goes before every reader is done */
 }
 
 /* ------------------------------------------------------------------ merge */

@@ -40,6 +40,7 @@ typedef struct gm_mpi {
     double bytes_read, bytes_sent, bytes_recv, bytes_out;
     double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
     int rounds;             /* of the exchange */
+    int direct;             /* sources the exchange read from their spools */
     int runs;               /* temporary runs of the local sort */
 } gm_mpi;
 
@@ -145,6 +146,25 @@ typedef struct gm_mpi_exchange {
     int64_t *expect;        /* bytes each source sends here */
     int64_t *cursor;        /* the next byte to send to each rank */
 } gm_mpi_exchange;
+
+/* The exchange's reads between ranks of one host (direct.c). */
+typedef struct gm_mpi_direct {
+    int *fd;          /* per source: its sorted spool, opened here, or -1 */
+    int64_t *from;    /* per source: where this rank's bytes begin in it */
+    int *reads;       /* per source: this rank reads them itself */
+    int *read_by;     /* per destination: it reads this rank's bytes itself */
+} gm_mpi_direct;
+
+/* Opens the sorted spool (local, cut at cut) of every other source on this
+ * rank's host that sends it bytes (expect), and tells every source which of
+ * its destinations read for themselves. Collective; returns the sources read
+ * here. */
+int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
+                       const int64_t *expect, gm_mpi_direct *d);
+/* Reads each such source's bytes into to[source] (expect[source] bytes). */
+int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, unsigned char *const *to,
+                       const int64_t *expect, gm_status *st);
+void gm_mpi_direct_free(gm_mpi_direct *d, int P);
 
 /* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its
  * cuts at line starts) to rank d, for every d, in bounded rounds; what comes

@@ -173,6 +173,8 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     cr_assert_eq(g.status, 0, "%s", g.err);
     cr_assert(strstr(g.err, "gpumerge: mpi      sort on 3 ranks"), "%s", g.err);
     cr_assert(strstr(g.err, "gpumerge: exchange "), "%s", g.err);
+    /* under a megabyte a source: by messages */
+    cr_assert(strstr(g.err, "0 of 6 sources read from their spools on their host"), "%s", g.err);
     cr_assert(strstr(g.err, "gpumerge: total "), "%s", g.err);
     cr_assert_eq(count(g.err, "gpumerge: rank "), 3, "%s", g.err);
     cr_assert_eq(count(g.err, "(0 temporary runs)"), 0, "%s", g.err);
@@ -187,6 +189,29 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     shell(dir, "test \"$(stat -c %a out)\" = 640 && LC_ALL=C sort -t, -k2,2 -k3,3n a | "
                "LC_ALL=C sort -n -r | cmp - out");
     shell(dir, "test -z \"$(ls -A | grep gpumerge-mpi)\""); /* no temporary file left */
+}
+
+Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
+{
+    mpi_bin();
+    char *dir = scratch_dir();
+    fields_file(dir, "a", 1500000, 5); /* about 19 MB: over a megabyte from every source */
+    for (int np = 2; np <= 3; np++) {
+        cmd_result g = mpi_run(dir, np, "sort -v -t, -k2,2 -k1,1n -o out a");
+        cr_assert_eq(g.status, 0, "%s", g.err);
+        char want[80];
+        snprintf(want, sizeof want, "%d of %d sources read from their spools on their host",
+                 np * (np - 1), np * (np - 1));
+        cr_assert(strstr(g.err, want), "%s", g.err);
+        cmd_free(&g);
+        shell(dir, "LC_ALL=C sort -t, -k2,2 -k1,1n a | cmp - out");
+        /* the integer path's copies too (a GPU rank's way, here on the cores) */
+        shell(dir, "cut -d, -f1 a | grep -E '^-?[1-9][0-9]*$|^0$' > ints");
+        cmd_result i = mpi_run(dir, np, "sort -o iout ints");
+        cr_assert_eq(i.status, 0, "%s", i.err);
+        cmd_free(&i);
+        shell(dir, "LC_ALL=C sort -n ints | cmp - iout");
+    }
 }
 
 Test(mpi, sort_tiny_and_empty_inputs, .timeout = 120)

@@ -1,0 +1,107 @@
+/*
+ * direct.c - the exchange between ranks of one host without messages (see
+ * gmpi.h): a rank reads what a source on its own host sends it straight from
+ * the source's sorted spool, opened through /proc/PID/fd/N (a memfd or a file
+ * in -T alike), by the parallel pread into its own spool's mapping. Open MPI's
+ * shared-memory transport copies a large message twice through small fragments
+ * when its single copy (CMA) is not permitted, as in containers; opening
+ * another process's descriptor needs less (the same user, a read check), and
+ * the copy then runs at the host's memory bandwidth on the rank's threads. A
+ * source that cannot be opened this way, or sends less than a megabyte, sends
+ * by messages as before: each receiver says which sources it reads itself, so
+ * that their senders skip them.
+ */
+#define _GNU_SOURCE
+#include "gmpi.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/pread.h"
+
+/* A source sending less goes by messages, whose fixed costs are smaller than
+ * an open and a mapping's faults. */
+enum { PIECE = 8 << 20, DIRECT_MIN = 1 << 20 };
+
+/* Every rank's host, as the lowest world rank on it. */
+static int *hosts(gm_mpi *m)
+{
+    MPI_Comm node;
+    int leader = m->rank;
+    if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Allreduce(&m->rank, &leader, 1, MPI_INT, MPI_MIN, node);
+        MPI_Comm_free(&node);
+    }
+    int *all = calloc((size_t)m->size, sizeof *all);
+    if (!all)
+        MPI_Abort(m->comm, 2);
+    MPI_Allgather(&leader, 1, MPI_INT, all, 1, MPI_INT, m->comm);
+    return all;
+}
+
+int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
+                       const int64_t *expect, gm_mpi_direct *d)
+{
+    const int P = m->size;
+    d->fd = calloc((size_t)P, sizeof *d->fd);
+    d->from = calloc((size_t)P, sizeof *d->from);
+    d->reads = calloc((size_t)P, sizeof *d->reads);
+    d->read_by = calloc((size_t)P, sizeof *d->read_by);
+    int *where = calloc(2 * (size_t)P, sizeof *where);
+    int64_t *start = calloc((size_t)P, sizeof *start);
+    if (!d->fd || !d->from || !d->reads || !d->read_by || !where || !start)
+        MPI_Abort(m->comm, 2); /* a few words per rank */
+    int *host = hosts(m);
+    int mine[2] = { (int)getpid(), local->fd };
+    MPI_Allgather(mine, 2, MPI_INT, where, 2, MPI_INT, m->comm);
+    for (int r = 0; r < P; r++)
+        start[r] = cut[r];
+    MPI_Alltoall(start, 1, MPI_INT64_T, d->from, 1, MPI_INT64_T, m->comm);
+    int n = 0;
+    for (int s = 0; s < P; s++) {
+        d->fd[s] = -1;
+        if (s == m->rank || host[s] != host[m->rank] || expect[s] < DIRECT_MIN)
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", where[2 * s], where[2 * s + 1]);
+        d->fd[s] = open(path, O_RDONLY | O_CLOEXEC);
+        d->reads[s] = d->fd[s] >= 0;
+        n += d->reads[s];
+    }
+    MPI_Alltoall(d->reads, 1, MPI_INT, d->read_by, 1, MPI_INT, m->comm);
+    free(host);
+    free(where);
+    free(start);
+    return n;
+}
+
+int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, unsigned char *const *to,
+                       const int64_t *expect, gm_status *st)
+{
+    int rc = GM_OK;
+    for (int s = 0; s < m->size && !rc; s++) {
+        if (!d->reads[s])
+            continue;
+        gm_pread_span span = { d->fd[s], "a temporary file", (char *)to[s], 0,
+                               (size_t)expect[s], d->from[s] };
+        rc = gm_pread_parallel(&span, 1, PIECE, m->nthreads, NULL, NULL, st);
+        m->bytes_recv += (double)expect[s];
+    }
+    return rc;
+}
+
+void gm_mpi_direct_free(gm_mpi_direct *d, int P)
+{
+    for (int s = 0; d->fd && s < P; s++)
+        if (d->fd[s] >= 0)
+            close(d->fd[s]);
+    free(d->fd);
+    free(d->from);
+    free(d->reads);
+    free(d->read_by);
+    memset(d, 0, sizeof *d);
+}
