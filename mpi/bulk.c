@@ -4,8 +4,9 @@
  * target's by the pool's threads (core/pages.h's parallel copy), after a look
  * at the target's free space so that a full file system is an error before
  * the copy rather than a fault in it; on few threads, or where a file cannot
- * be mapped, by pread and pwrite through a buffer. The copies are the rank's range of the inputs into its own
- * spool and its output spool into -o at its offset.
+ * be mapped, by pread and pwrite through a buffer. The copies are the rank's
+ * range of the inputs into its own spool and its output spool into -o at its
+ * offset.
  */
 #define _GNU_SOURCE
 #include "gmpi.h"

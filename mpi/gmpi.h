@@ -5,7 +5,7 @@
  *
  *   sort   a sample sort (PSRS, Shi and Schaeffer 1992): byte ranges cut at
  *          line boundaries, a stable local sort of records (core/recsort),
- *          splitters from regular samples, MPI_Alltoallv in bounded rounds,
+ *          splitters from regular samples, an exchange in bounded rounds,
  *          a stable k-way merge of what came (core/recmerge), each rank's
  *          slice written at its byte offset (mpi/samplesort.c)
  *   merge  no exchange: each rank co-ranks every sorted input by byte offset
