@@ -89,7 +89,7 @@ if ! skipped bench; then
             ./gpumerge --device=$d -v -t, -k2,2n "$scratch/in.$n.csv" -o "$scratch/v.out" \
                 >"$OUT/verbose-$d-$n.log" 2>&1
         done
-        grep -h "records:\|device:" "$OUT/verbose-gpu-$n.log" | sed 's/^/    gpu -v: /' >>"$summary"
+        grep -hE "gpumerge: (engine|sort|total) " "$OUT/verbose-gpu-$n.log" | sed 's/^/    gpu -v: /' >>"$summary"
         rm -f "$scratch"/in.*.csv "$scratch"/gnu "$scratch"/gm "$scratch"/cat "$scratch"/v.out
     done
 fi
