@@ -7,8 +7,9 @@
  * when its single copy (CMA) is not permitted, as in containers; opening
  * another process's descriptor needs less (the same user, a read check), and
  * the copy then runs at the host's memory bandwidth on the rank's threads. A
- * source that cannot be opened this way, or sends less than a megabyte, sends
- * by messages as before: each receiver says which sources it reads itself, so
+ * source that cannot be opened this way (another PID namespace: the file
+ * opened must be the source's own, by device, inode and size), or sends less
+ * than a megabyte, sends by messages as before: each receiver says which sources it reads itself, so
  * that their senders skip them.
  */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/pread.h"
@@ -58,6 +60,19 @@ int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
     int *host = hosts(m);
     int mine[2] = { (int)getpid(), local->fd };
     MPI_Allgather(mine, 2, MPI_INT, where, 2, MPI_INT, m->comm);
+    /* the spool's identity: a process of another PID namespace (a container)
+     * may have the same PID here, and its descriptor must not be read */
+    struct stat sb;
+    int64_t id[3] = { -1, -1, -1 };
+    if (fstat(local->fd, &sb) == 0) {
+        id[0] = (int64_t)sb.st_dev;
+        id[1] = (int64_t)sb.st_ino;
+        id[2] = (int64_t)sb.st_size;
+    }
+    int64_t *ids = calloc(3 * (size_t)P, sizeof *ids);
+    if (!ids)
+        MPI_Abort(m->comm, 2);
+    MPI_Allgather(id, 3, MPI_INT64_T, ids, 3, MPI_INT64_T, m->comm);
     for (int r = 0; r < P; r++)
         start[r] = cut[r];
     MPI_Alltoall(start, 1, MPI_INT64_T, d->from, 1, MPI_INT64_T, m->comm);
@@ -69,11 +84,19 @@ int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/fd/%d", where[2 * s], where[2 * s + 1]);
         d->fd[s] = open(path, O_RDONLY | O_CLOEXEC);
+        if (d->fd[s] >= 0 && (fstat(d->fd[s], &sb) != 0 || ids[3 * s] < 0 ||
+                              (int64_t)sb.st_dev != ids[3 * s] ||
+                              (int64_t)sb.st_ino != ids[3 * s + 1] ||
+                              (int64_t)sb.st_size != ids[3 * s + 2])) {
+            close(d->fd[s]); /* not the source's spool */
+            d->fd[s] = -1;
+        }
         d->reads[s] = d->fd[s] >= 0;
         n += d->reads[s];
     }
     MPI_Alltoall(d->reads, 1, MPI_INT, d->read_by, 1, MPI_INT, m->comm);
     free(host);
+    free(ids);
     free(where);
     free(start);
     return n;
