@@ -335,6 +335,7 @@ $(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
 # The GPU suite's key-value cases and their reference (tests/pairs.c), which
 # gpupairs, the driver compute-sanitizer runs over them, shares.
 $(BUILD)/tests/test_gpu: $(BUILD)/tests/pairs.o
+$(BUILD)/tests/test_keys $(BUILD)/tests/test_records $(BUILD)/tests/test_recgpu: $(BUILD)/tests/specs.o
 $(BUILD)/tests/pairs.o: tests/pairs.h
 GPUPAIRS = $(BUILD)/tests/gpupairs
 $(GPUPAIRS): $(BUILD)/tests/gpupairs.o $(BUILD)/tests/pairs.o $(BUILD)/tests/helpers.o \

@@ -17,6 +17,7 @@
 
 #include "../core/keys.h"
 #include "helpers.h"
+#include "specs.h"
 
 typedef const unsigned char *bytes;
 
@@ -25,47 +26,6 @@ typedef const unsigned char *bytes;
 /* A key that names an order and is empty on every line of the tables: the other
  * keys keep byte order instead of -n being implied. */
 #define NO_N "-k99,99n"
-
-/* A spec from sort-style arguments: "-t,", "-t' '", "-kSPEC", -n -g -h -r -s -u
- * -b, separated by spaces. *implied is set when finish implied -n. */
-static gm_keyspec spec_from(const char *args, int *implied)
-{
-    gm_keyspec ks;
-    gm_keyspec_init(&ks);
-    char *copy = strdup(args), *save = NULL;
-    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (strncmp(t, "-t", 2) == 0) {
-            ks.tab = (unsigned char)(t[2] == '\'' ? ' ' : t[2]);
-            if (t[2] == '\'')
-                strtok_r(NULL, " ", &save); /* the quote after the space */
-        } else if (strncmp(t, "-k", 2) == 0) {
-            gm_status st;
-            cr_assert_eq(gm_keyspec_parse_key(&ks, t + 2, &st), GM_OK, "-k%s: %s", t + 2,
-                         st.msg);
-        } else {
-            for (const char *f = t + 1; *f; f++)
-                switch (*f) {
-                case 'n': ks.order = GM_ORDER_NUMERIC; ks.order_given = 1; break;
-                case 'g': ks.order = GM_ORDER_GENERAL; ks.order_given = 1; break;
-                case 'h': ks.order = GM_ORDER_HUMAN; ks.order_given = 1; break;
-                case 'r': ks.reverse = 1; break;
-                case 's': ks.stable = 1; break;
-                case 'u': ks.unique = 1; break;
-                case 'b': ks.skip_blanks = 1; break;
-                case 'z': ks.eol = '\0'; break;
-                default: cr_assert_fail("bad test option %s", t);
-                }
-        }
-    }
-    free(copy);
-    int had = ks.order != GM_ORDER_BYTES;
-    for (int i = 0; i < ks.nkeys; i++)
-        had |= ks.keys[i].order != GM_ORDER_BYTES;
-    gm_keyspec_finish(&ks);
-    if (implied)
-        *implied = !had;
-    return ks;
-}
 
 static int sgn(int d) { return (d > 0) - (d < 0); }
 

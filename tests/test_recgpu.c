@@ -35,6 +35,7 @@
 #include "../core/recsort.h"
 #include "../cuda/testing.h"
 #include "helpers.h"
+#include "specs.h"
 
 typedef struct {
     char *buf;
@@ -237,37 +238,6 @@ static void device_twin(const gm_keyspec *ks, const gm_rec *in, size_t n, gm_rec
     free(k);
 }
 
-/* A spec from sort's options (-t's byte right after it). */
-static gm_keyspec spec_from(const char *args)
-{
-    gm_keyspec ks;
-    gm_keyspec_init(&ks);
-    char *copy = strdup(args), *save = NULL;
-    for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-        gm_status st;
-        if (strncmp(w, "-t", 2) == 0)
-            ks.tab = (unsigned char)w[2];
-        else if (strncmp(w, "-k", 2) == 0)
-            cr_assert_eq(gm_keyspec_parse_key(&ks, w + 2, &st), GM_OK, "%s: %s", w, st.msg);
-        else
-            for (const char *f = w + 1; *f; f++)
-                switch (*f) {
-                case 'n': ks.order = GM_ORDER_NUMERIC; ks.order_given = 1; break;
-                case 'g': ks.order = GM_ORDER_GENERAL; ks.order_given = 1; break;
-                case 'h': ks.order = GM_ORDER_HUMAN; ks.order_given = 1; break;
-                case 'r': ks.reverse = 1; break;
-                case 's': ks.stable = 1; break;
-                case 'u': ks.unique = 1; break;
-                case 'b': ks.skip_blanks = 1; break;
-                case 'z': ks.eol = '\0'; break;
-                default: cr_assert_fail("bad test option %s", w);
-                }
-    }
-    free(copy);
-    gm_keyspec_finish(&ks);
-    return ks;
-}
-
 /* The generated text cut at line ends into nb blocks of their own. */
 static int cut_blocks(const text *t, char eol, int nb, gm_lines_block *blocks)
 {
@@ -294,7 +264,7 @@ static int cut_blocks(const text *t, char eol, int nb, gm_lines_block *blocks)
 static void ties_case(const rec_case *c, int n, int threads, uint64_t seed, int nb,
                       int kernels)
 {
-    gm_keyspec ks = spec_from(c->args);
+    gm_keyspec ks = spec_from(c->args, NULL);
     rng r;
     rng_seed(&r, seed);
     text t = { NULL, 0, 0 };
@@ -420,7 +390,7 @@ Test(recgpu, lines_counted_as_split)
                 t.n--; /* no terminator after the last line */
             char *in = path_in(dir, "in");
             write_file(in, t.buf, t.n);
-            gm_keyspec ks = spec_from(zero ? "-z -n" : "-n");
+            gm_keyspec ks = spec_from(zero ? "-z -n" : "-n", NULL);
             for (size_t w = 0; w < sizeof wants / sizeof *wants; w++)
                 for (int pipe = 0; pipe <= 1; pipe++) {
                     gm_lines_src src;

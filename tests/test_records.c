@@ -32,6 +32,7 @@
 #include "../core/recsort.h"
 #include "../core/reserve.h"
 #include "helpers.h"
+#include "specs.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -72,27 +73,8 @@ static gm_keyspec spec_of(const opts *o, int zero)
 {
     gm_keyspec ks;
     gm_keyspec_init(&ks);
-    for (int i = 0; i < MAX_OPTS && o->opt[i]; i++) {
-        const char *t = o->opt[i];
-        if (strncmp(t, "-t", 2) == 0) {
-            ks.tab = (unsigned char)t[2];
-        } else if (strncmp(t, "-k", 2) == 0) {
-            gm_status st;
-            cr_assert_eq(gm_keyspec_parse_key(&ks, t + 2, &st), GM_OK, "%s: %s", t, st.msg);
-        } else {
-            for (const char *f = t + 1; *f; f++)
-                switch (*f) {
-                case 'n': ks.order = GM_ORDER_NUMERIC; ks.order_given = 1; break;
-                case 'g': ks.order = GM_ORDER_GENERAL; ks.order_given = 1; break;
-                case 'h': ks.order = GM_ORDER_HUMAN; ks.order_given = 1; break;
-                case 'r': ks.reverse = 1; break;
-                case 's': ks.stable = 1; break;
-                case 'u': ks.unique = 1; break;
-                case 'b': ks.skip_blanks = 1; break;
-                default: cr_assert_fail("bad test option %s", t);
-                }
-        }
-    }
+    for (int i = 0; i < MAX_OPTS && o->opt[i]; i++)
+        spec_word(&ks, o->opt[i]);
     if (zero)
         ks.eol = '\0';
     gm_keyspec_finish(&ks);
