@@ -162,6 +162,37 @@ static int combine(struct par *p, uint64_t *diff, int nthreads)
     return 1;
 }
 
+/* One level's distribution of p's records, on nthreads threads: the highest
+ * byte in which their prefixes differ (p->shift), the histogram of that byte and
+ * each bucket's start (p->bucket_at); with slice_starts, each slice's histogram
+ * becomes where its records of each bucket go. Returns 0 when every prefix is
+ * the same (nothing set then). */
+static int level_buckets(struct par *p, int nthreads, int slice_starts)
+{
+    gm_parallel_for(nthreads, p->slices, par_diff, p);
+    uint64_t diff = 0;
+    for (int s = 0; s < p->slices; s++)
+        diff |= p->diff[s];
+    combine(p, &diff, nthreads);
+    if (diff == 0)
+        return 0;
+    p->shift = (63 - __builtin_clzll(diff)) / 8 * 8;
+    if (!p->hist_ready)
+        gm_parallel_for(nthreads, p->slices, par_hist, p);
+    size_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+        p->bucket_at[b] = sum;
+        for (int s = 0; s < p->slices; s++) {
+            size_t k = p->hist[s][b];
+            if (slice_starts)
+                p->hist[s][b] = sum;
+            sum += k;
+        }
+    }
+    p->bucket_at[256] = sum;
+    return 1;
+}
+
 /* gm_recsort_par_stable's recursion: the result in dst when to_dst. */
 static void par_msd(const gm_sortctx *c, gm_sortlevel lv, gm_rec *src, gm_rec *dst, size_t n,
                     int to_dst, int nthreads)
@@ -179,30 +210,12 @@ static void par_msd(const gm_sortctx *c, gm_sortlevel lv, gm_rec *src, gm_rec *d
     }
     *p = (struct par){ .c = c, .lv = lv, .src = src, .dst = dst, .n = n, .slices = slices,
                        .hist = hist, .to_dst = to_dst };
-    gm_parallel_for(nthreads, slices, par_diff, p);
-    uint64_t diff = 0;
-    for (int s = 0; s < slices; s++)
-        diff |= p->diff[s];
-    combine(p, &diff, nthreads);
-    if (diff == 0) {
+    if (!level_buckets(p, nthreads, 1)) {
         gm_recsort_ties(c, p->lv, src, dst, n, to_dst);
         free(hist);
         free(p);
         return;
     }
-    p->shift = (63 - __builtin_clzll(diff)) / 8 * 8;
-    if (!p->hist_ready)
-        gm_parallel_for(nthreads, slices, par_hist, p);
-    size_t sum = 0;
-    for (int b = 0; b < 256; b++) {
-        p->bucket_at[b] = sum;
-        for (int s = 0; s < slices; s++) {
-            size_t k = hist[s][b];
-            hist[s][b] = sum;
-            sum += k;
-        }
-    }
-    p->bucket_at[256] = sum;
     gm_parallel_for(nthreads, slices, par_scatter, p);
     for (int b = 0; b < 256; b++)
         p->order[b] = b;
@@ -350,13 +363,9 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
         return gm_fail(st, GM_ENOMEM, "out of memory sorting");
     }
     *p = (struct par){ .c = c, .lv = lv, .src = a, .n = n, .slices = slices, .hist = hist };
-    gm_parallel_for(nthreads, slices, par_diff, p);
-    uint64_t diff = 0;
-    for (int s = 0; s < slices; s++)
-        diff |= p->diff[s];
-    combine(p, &diff, nthreads);
     int rc = GM_OK;
-    if (diff == 0) { /* one group of equal prefixes: sorted with a scratch of its size */
+    if (!level_buckets(p, nthreads, 0)) { /* one group of equal prefixes: sorted with a
+                                              scratch of its size */
         gm_rec *scratch = gm_buf_alloc(n * sizeof *scratch, "sorting", st);
         if (scratch)
             gm_recsort_ties(c, p->lv, a, scratch, n, 0);
@@ -367,16 +376,6 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
         free(p);
         return rc;
     }
-    p->shift = (63 - __builtin_clzll(diff)) / 8 * 8;
-    if (!p->hist_ready)
-        gm_parallel_for(nthreads, slices, par_hist, p);
-    size_t sum = 0;
-    for (int b = 0; b < 256; b++) {
-        p->bucket_at[b] = sum;
-        for (int s = 0; s < slices; s++)
-            sum += hist[s][b];
-    }
-    p->bucket_at[256] = sum;
     struct flag f = { p, a, ss, 0, 0 };
     gm_parallel_for(nthreads, nthreads, flag_pipeline, &f);
     /* the buckets too large to be one task, each distributed again */
