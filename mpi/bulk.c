@@ -21,10 +21,7 @@
 #include "../core/pages.h"
 #include "../core/pread.h"
 
-/* Below this many threads a copy goes through a buffer by pread and pwrite:
- * on one or two threads the mappings' page faults cost more than the copy
- * into the buffer. */
-enum { PLAIN_CHUNK = 4 << 20, PARALLEL_FROM = 4 };
+enum { PLAIN_CHUNK = 4 << 20 };
 
 static int write_from(int to, const char *src, int64_t len, int64_t off)
 {
@@ -87,7 +84,7 @@ int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_
     if (len <= 0)
         return 0;
     struct stat sb;
-    if (nthreads < PARALLEL_FROM)
+    if (nthreads < GM_MPI_MAPPED_FROM)
         return gm_mpi_copy_plain(from, from_off, to, to_off, len);
     if (fstat(from, &sb) != 0)
         return errno;

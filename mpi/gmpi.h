@@ -204,6 +204,11 @@ int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
 int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                       int fd, gm_status *st);
 
+/* Below this many threads a bulk copy goes through a buffer by pread and
+ * pwrite: on one or two threads the mappings' page faults cost more than the
+ * copy into the buffer. */
+enum { GM_MPI_MAPPED_FROM = 4 };
+
 /* Copies len bytes of from at from_off to to at to_off (bulk.c), through
  * mappings on nthreads threads of the pool where both files map, else by pread
  * and pwrite. For files of the ranks' own (spools): a source that changes

@@ -186,13 +186,13 @@ static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
 enum { PIECE = 8 << 20 };
 
 /* Reads one input's bytes [a, b) into fd at w, straight into fd's mapping by
- * the parallel pread, a terminator added after an unended last line; *w moves
- * past them. */
+ * the parallel pread (through a buffer on fewer than GM_MPI_MAPPED_FROM
+ * threads), a terminator added after an unended last line; *w moves past them. */
 static int copy_one(gm_mpi *m, const gm_mpi_input *in, int64_t a, int64_t b, int fd, int64_t *w,
                     gm_status *st)
 {
     const int64_t n = b - a;
-    if (m->nthreads < 4) { /* bulk.c's rule: few threads copy through a buffer */
+    if (m->nthreads < GM_MPI_MAPPED_FROM) {
         unsigned char last = (unsigned char)m->ks->eol;
         int err = gm_mpi_copy_plain(in->fd, a - in->base, fd, *w, n);
         if (!err && b == in->base + in->size)
