@@ -43,9 +43,10 @@ static unsigned char *map_spool(gm_mpi_spool *sp, int64_t len, gm_status *st)
 {
     if (len == 0)
         return NULL;
-    if (!gm_mpi_room_for(sp->fd, len) || ftruncate(sp->fd, (off_t)len) != 0) {
-        gm_fail(st, GM_EIO, "write failed: a temporary file: %s",
-                strerror(gm_mpi_room_for(sp->fd, len) ? errno : ENOSPC));
+    int err = !gm_mpi_room_for(sp->fd, len) ? ENOSPC
+              : ftruncate(sp->fd, (off_t)len) != 0 ? errno : 0;
+    if (err) {
+        gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));
         return MAP_FAILED;
     }
     void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, sp->fd, 0);
