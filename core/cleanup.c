@@ -4,7 +4,7 @@
  *
  * The handler may run on any thread, at any moment, also while another thread
  * changes the registry, so it takes no lock and calls only async-signal-safe
- * functions (unlink, sigaction, sigprocmask, raise). The registry is a table of
+ * functions (unlink, nanosleep, sigaction, sigprocmask, raise). The registry is a table of
  * path pointers read and written atomically: a writer fills a slot or empties
  * it with one atomic store, under a mutex that only writers take. A removed path
  * is freed only when no handler has started; otherwise it is left to the ending
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -31,6 +32,7 @@ enum { MAX_TEMPS = 4096 };
 static char *temps[MAX_TEMPS]; /* each slot read and written with __atomic */
 static int ntemps;             /* slots ever used (atomic) */
 static int handling;           /* handlers that have started (atomic) */
+static int changing;           /* threads between block() and unblock() (atomic) */
 static int installed;          /* atomic */
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 
@@ -51,14 +53,28 @@ static sigset_t caught_set(void)
 /* Removes every registered file, then ends the process by the same signal with
  * its default action, so the parent sees how we died (a shell prints nothing for
  * SIGPIPE, and 128 + the signal's number is the status). */
-static void on_signal(int sig)
+static void unlink_all(void)
 {
-    __atomic_add_fetch(&handling, 1, __ATOMIC_SEQ_CST);
     int n = __atomic_load_n(&ntemps, __ATOMIC_SEQ_CST);
     for (int i = 0; i < n; i++) {
         char *p = __atomic_load_n(&temps[i], __ATOMIC_SEQ_CST);
         if (p)
             unlink(p);
+    }
+}
+
+static void on_signal(int sig)
+{
+    __atomic_add_fetch(&handling, 1, __ATOMIC_SEQ_CST);
+    unlink_all();
+    /* Another thread may be creating a file and registering it, its signals
+     * blocked: it goes on meanwhile, so the handler waits for it (at most a
+     * second) and removes what it registered. */
+    if (__atomic_load_n(&changing, __ATOMIC_SEQ_CST) > 0) {
+        struct timespec ms = { 0, 1000000 };
+        for (int i = 0; i < 1000 && __atomic_load_n(&changing, __ATOMIC_SEQ_CST) > 0; i++)
+            nanosleep(&ms, NULL);
+        unlink_all();
     }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -91,16 +107,19 @@ int gm_cleanup_install(gm_status *st)
 }
 
 /* Blocks the caught signals on this thread, so that a file is never created
- * without being registered, nor removed but still registered. */
+ * without being registered, nor removed but still registered; counted, so that
+ * a handler on another thread waits for the section to end. */
 static sigset_t block(void)
 {
     sigset_t s = caught_set(), old;
     pthread_sigmask(SIG_BLOCK, &s, &old);
+    __atomic_add_fetch(&changing, 1, __ATOMIC_SEQ_CST);
     return old;
 }
 
 static void unblock(sigset_t old)
 {
+    __atomic_sub_fetch(&changing, 1, __ATOMIC_SEQ_CST);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
