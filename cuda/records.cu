@@ -13,13 +13,16 @@
  * Where sort's order after the first key is the last resort alone (one key, no
  * -s or -u) the pairs are sorted by the lines' first eight bytes first and then,
  * stably, by the prefix: equal exact prefixes then come out ordered by those bytes
- * as well, as recpar.c's combine orders them on the CPU. What the device cannot
- * decide (equal sort keys) is flagged per record for the host's comparison
- * (core/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
+ * as well, as recpar.c's combine orders them on the CPU; while many records stay
+ * tied after those bytes, rounds order each run of ties by the lines' next four
+ * bytes (records.cuh's refinement). What the device cannot decide (equal sort
+ * keys) is flagged per record for the host's comparison (core/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
  * that run them, the launchers, the entry.
  */
 #include <cub/util_type.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/functional>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -47,6 +50,10 @@ struct rec_eol_count {
     const unsigned char *text;
     unsigned char eol;
     __device__ u64 operator()(u64 i) const { return text[i] == eol; }
+};
+/* A tie flag as a count, for cub::DeviceReduce. */
+struct rec_tie_count {
+    __device__ u64 operator()(unsigned char t) const { return t; }
 };
 
 /* Each line's prefix, exactness and first sort key (rec_prefix_one); *inexact
@@ -87,6 +94,37 @@ __global__ void rec_build_kernel(const gm_keyspec *ks, const unsigned char *text
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         rec_build_one(ks, text, ends, key, val, exact, i, bstart, hbase, nblocks, by_head, recs,
                       tied);
+}
+
+/* A refinement round (records.cuh): each sorted record's group mark; its key;
+ * the records and tie flags after the round's sort. */
+__global__ void rec_mark_kernel(const unsigned char *tied, u64 n, uint32_t *mark)
+{
+    gm_after_previous();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        mark[i] = rec_group_mark(tied, i);
+}
+
+__global__ void rec_refine_key_kernel(const gm_keyspec *ks, const unsigned char *text,
+                                      const u64 *ends, const uint32_t *group,
+                                      const uint32_t *val, u64 n, int r, u64 *key)
+{
+    gm_after_previous();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        key[i] = rec_refine_key(ks, text, ends, group, val, i, r);
+}
+
+__global__ void rec_refine_kernel(const u64 *ends, const u64 *pfx, const u64 *key,
+                                  const uint32_t *val, const unsigned char *exact, u64 n,
+                                  const u64 *bstart, const u64 *hbase, int nblocks, u64 *recs,
+                                  unsigned char *tied)
+{
+    gm_after_previous();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        rec_refine_one(ends, pfx, key, val, exact, i, bstart, hbase, nblocks, recs, tied);
 }
 
 /* ------------------------------------------------------------------ launchers */
@@ -249,9 +287,77 @@ static int rec_upload(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
     return GM_OK;
 }
 
+/* The records still tied (flags in tied) into *ties, waiting for the count. */
+static int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, u64 *d_count,
+                          u64 *ties, gm_status *st)
+{
+    thrust::transform_iterator<rec_tie_count, const unsigned char *, u64> flags(tied,
+                                                                            rec_tie_count{});
+    size_t bytes = 0;
+    GM_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, flags, d_count, (int64_t)n, j.s), st);
+    void *t = nullptr;
+    int rc = text_cub_temp(j, bytes, &t, st);
+    if (rc)
+        return rc;
+    GM_CUDA(cub::DeviceReduce::Sum(t, bytes, flags, d_count, (int64_t)n, j.s), st);
+    GM_CUDA(cudaMemcpyAsync(ties, d_count, sizeof *ties, cudaMemcpyDeviceToHost, j.s), st);
+    GM_CUDA(cudaStreamSynchronize(j.s), st);
+    return GM_OK;
+}
+
+/* The refinement rounds (records.cuh) over the built records, while they pay:
+ * keys' current half is free to take the round's keys and its other half the
+ * group marks and groups (n 32-bit words each) until the round's sort. */
+static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
+                      cub::DoubleBuffer<u64> &keys, cub::DoubleBuffer<uint32_t> &vals,
+                      int *rounds, gm_status *st)
+{
+    const u64 n = job->lines;
+    int inexact = 1;
+    GM_CUDA(cudaMemcpyAsync(&inexact, b->inexact, sizeof inexact, cudaMemcpyDeviceToHost, j.s),
+            st);
+    u64 *d_count = nullptr;
+    int rc = j.mem.alloc(&d_count, 1, st);
+    if (rc)
+        return rc;
+    const unsigned grid = rec_grid(n);
+    const unsigned char *text = (const unsigned char *)j.text;
+    for (int r = 0; r < REC_REFINE_ROUNDS; r++) {
+        u64 ties = 0;
+        if ((rc = rec_count_ties(j, b->tied, n, d_count, &ties, st)))
+            return rc;
+        if (inexact || !rec_refine_wanted(ties, n))
+            break;
+        uint32_t *mark = (uint32_t *)keys.Alternate(), *group = mark + n;
+        GM_LAUNCH("records mark", st, false, rec_mark_kernel, dim3(grid), dim3(REC_THREADS), 0,
+                  j.s, (const unsigned char *)b->tied, n, mark);
+        size_t bytes = 0;
+        GM_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, mark, group, cuda::maximum<uint32_t>{}, (int64_t)n,
+                                               j.s),
+                st);
+        void *t = nullptr;
+        if ((rc = text_cub_temp(j, bytes, &t, st)))
+            return rc;
+        GM_CUDA(cub::DeviceScan::InclusiveScan(t, bytes, mark, group, cuda::maximum<uint32_t>{}, (int64_t)n, j.s),
+                st);
+        GM_LAUNCH("records refine key", st, false, rec_refine_key_kernel, dim3(grid),
+                  dim3(REC_THREADS), 0, j.s, (const gm_keyspec *)b->ks, text,
+                  (const u64 *)b->ends, (const uint32_t *)group,
+                  (const uint32_t *)vals.Current(), n, r, keys.Current());
+        if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, st)))
+            return rc;
+        GM_LAUNCH("records refine", st, false, rec_refine_kernel, dim3(grid), dim3(REC_THREADS), 0,
+                  j.s, (const u64 *)b->ends, (const u64 *)b->pfx, (const u64 *)keys.Current(),
+                  (const uint32_t *)vals.Current(), (const unsigned char *)b->exact, n,
+                  (const u64 *)b->bstart, (const u64 *)b->hbase, job->nblocks, b->recs, b->tied);
+        ++*rounds;
+    }
+    return GM_OK;
+}
+
 /* The prefixes, the sort (two with head8) and the records, on the job's stream. */
 static int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
-                       gm_status *st)
+                       int *rounds, gm_status *st)
 {
     u64 n = job->lines;
     int rc = rec_find_lines(j, job->ks->eol, b->ends, n, st);
@@ -280,7 +386,7 @@ static int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_bu
               (const unsigned char *)b->exact, n, (const u64 *)b->bstart,
               (const u64 *)b->hbase, job->nblocks, head8, (const int *)b->inexact, b->recs,
               b->tied);
-    return GM_OK;
+    return head8 ? rec_refine(j, job, b, keys, vals, rounds, st) : GM_OK;
 }
 
 extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times,
@@ -317,7 +423,8 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     if ((rc = rec_upload(j, job, &b, bstart, hbase, st)))
         return rc;
     GM_CUDA(cudaEventRecord(ev.e[1], j.s), st);
-    if ((rc = rec_kernels(j, job, head8, &b, st)))
+    int rounds = 0;
+    if ((rc = rec_kernels(j, job, head8, &b, &rounds, st)))
         return rc;
     GM_CUDA(cudaEventRecord(ev.e[2], j.s), st);
     GM_CUDA(cudaEventSynchronize(ev.e[2]), st);
@@ -331,6 +438,6 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     times->h2d = elapsed_seconds(ev.e[0], ev.e[1]);
     times->kernel = elapsed_seconds(ev.e[1], ev.e[2]);
     times->d2h = host_seconds() - back;
-    times->passes = head8 ? 2 : 1;
+    times->passes = (head8 ? 2 : 1) + rounds;
     return GM_OK;
 }

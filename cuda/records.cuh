@@ -3,7 +3,8 @@
  * (records.cu), host and device functions (GM_HD), so that the kernels run them
  * per thread and the tests' host twin (testing.cu) per loop turn: a line's place
  * from the terminators' offsets, its prefix and first sort key, a text offset's
- * host address, and a sorted record with its tie flag.
+ * host address, a sorted record with its tie flag, and the rounds that order
+ * tied records further by their lines' bytes.
  */
 #ifndef GM_CUDA_RECORDS_CUH
 #define GM_CUDA_RECORDS_CUH
@@ -59,6 +60,16 @@ GM_HD u64 rec_host_address(const u64 *bstart, const u64 *hbase, int nblocks, u64
     return hbase[lo] + (off - bstart[lo]);
 }
 
+/* The record of line j: its host address, length and exactness (core/lines.h's
+ * second word). */
+GM_HD u64 rec_ref(const u64 *ends, const unsigned char *exact, u64 j, const u64 *bstart,
+                  const u64 *hbase, int nblocks)
+{
+    u64 s, len;
+    rec_line(ends, j, &s, &len);
+    return gm_kp_ref(rec_host_address(bstart, hbase, nblocks, s), (size_t)len, exact[j]);
+}
+
 /* Record i of the sorted order (key: the sorted prefixes, val: their lines) as
  * core/lines.h's gm_rec, and whether its sort key equals record i - 1's: the
  * prefix, and with by_head the lines' first eight bytes too. */
@@ -70,8 +81,7 @@ GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const 
     u64 j = val[i], s, len;
     rec_line(ends, j, &s, &len);
     recs[2 * i] = key[i];
-    recs[2 * i + 1] = gm_kp_ref(rec_host_address(bstart, hbase, nblocks, s), (size_t)len,
-                                exact[j]);
+    recs[2 * i + 1] = rec_ref(ends, exact, j, bstart, hbase, nblocks);
     int tie = i > 0 && key[i - 1] == key[i];
     if (tie && by_head) {
         u64 ps, plen;
@@ -80,6 +90,63 @@ GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const 
               gm_kp_head8(text + s, (size_t)len, ks->reverse);
     }
     tied[i] = (unsigned char)tie;
+}
+
+/* ---------------------------------------------------------------- refinement
+ *
+ * Where the order after the first key is the last resort alone and every prefix
+ * is exact, records tied after the first eight bytes are ordered further on the
+ * device, four bytes of their lines a round: each tied record's key is the index
+ * of the first record of its run of ties (its group) above the round's word of
+ * its line, and a stable sort of those keys orders every run by the word while
+ * runs and untied records keep their places. Rounds stop when few ties are left;
+ * the host orders what remains as before. */
+
+/* Rounds at most (the lines' bytes 8 to 31), and whether another is worth its
+ * sort: more than one record in 1024 still tied. */
+#define REC_REFINE_ROUNDS 6
+GM_HD int rec_refine_wanted(u64 ties, u64 n)
+{
+    return ties > 0 && ties >= n / 1024;
+}
+
+/* Sorted record i's start of its group's scan: its own index where it is not tied
+ * to the record before, else 0 (a running maximum gives the group). */
+GM_HD uint32_t rec_group_mark(const unsigned char *tied, u64 i)
+{
+    return tied[i] ? 0u : (uint32_t)i;
+}
+
+/* Bytes [off, off + 4) of a line as a big-endian word (zeros past its end, as the
+ * last resort orders a shorter line first), complemented under -r. Lines that
+ * differ only past their ends stay tied for the host. */
+GM_HD uint32_t rec_word(const unsigned char *line, u64 len, u64 off, int reverse)
+{
+    uint32_t w = 0;
+    for (u64 b = off; b < off + 4; b++)
+        w = w << 8 | (b < len ? line[b] : 0u);
+    return reverse ? ~w : w;
+}
+
+/* Round r's key of sorted record i (group[i] its group). */
+GM_HD u64 rec_refine_key(const gm_keyspec *ks, const unsigned char *text, const u64 *ends,
+                         const uint32_t *group, const uint32_t *val, u64 i, int r)
+{
+    u64 s, len;
+    rec_line(ends, val[i], &s, &len);
+    return (u64)group[i] << 32 | rec_word(text + s, len, 8 + 4 * (u64)r, ks->reverse);
+}
+
+/* Record i after a round's sort: its line's prefix (pfx by line) and reference,
+ * and whether it is still tied (the same group and word as record i - 1). */
+GM_HD void rec_refine_one(const u64 *ends, const u64 *pfx, const u64 *key, const uint32_t *val,
+                          const unsigned char *exact, u64 i, const u64 *bstart, const u64 *hbase,
+                          int nblocks, u64 *recs, unsigned char *tied)
+{
+    u64 j = val[i];
+    recs[2 * i] = pfx[j];
+    recs[2 * i + 1] = rec_ref(ends, exact, j, bstart, hbase, nblocks);
+    tied[i] = (unsigned char)(i > 0 && key[i - 1] == key[i]);
 }
 
 #endif

@@ -244,9 +244,30 @@ extern "C" int gm_gpu_test_records_host(const gm_gpu_rec_job *job, gm_status *st
             key[i] = pfx[val[i]];
         records_sort_pairs(key, val);
     }
+    u64 *recs = (u64 *)job->recs;
     for (u64 i = 0; i < n; i++)
         rec_build_one(job->ks, text.data(), ends.data(), key.data(), val.data(), exact.data(), i,
-                      bstart.data(), hbase.data(), job->nblocks, head8 && !inexact, (u64 *)job->recs,
+                      bstart.data(), hbase.data(), job->nblocks, head8 && !inexact, recs,
                       job->tied);
+    /* the device's refinement rounds, as records.cu runs them */
+    std::vector<uint32_t> group(n);
+    for (int r = 0; head8 && !inexact && r < REC_REFINE_ROUNDS; r++) {
+        u64 ties = 0;
+        for (u64 i = 0; i < n; i++)
+            ties += job->tied[i];
+        if (!rec_refine_wanted(ties, n))
+            break;
+        for (u64 i = 0; i < n; i++) {
+            uint32_t m = rec_group_mark(job->tied, i);
+            group[i] = i && group[i - 1] > m ? group[i - 1] : m;
+        }
+        for (u64 i = 0; i < n; i++)
+            key[i] = rec_refine_key(job->ks, text.data(), ends.data(), group.data(), val.data(), i,
+                                    r);
+        records_sort_pairs(key, val);
+        for (u64 i = 0; i < n; i++)
+            rec_refine_one(ends.data(), pfx.data(), key.data(), val.data(), exact.data(), i,
+                           bstart.data(), hbase.data(), job->nblocks, recs, job->tied);
+    }
     return GM_OK;
 }

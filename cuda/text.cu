@@ -140,47 +140,93 @@ int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy
     return GM_OK;
 }
 
-int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
-                     void *ctx, gm_status *st)
-{
-    const size_t piece = stage_piece();
-    const size_t npieces = (len + piece - 1) / piece;
-    char *h = (char *)host;
-    const char *d = (const char *)dev;
-    /* piece p moves through buffer p % RING while piece p - 1 is copied out */
-    for (size_t p = 0; p <= npieces; p++) {
-        if (p < npieces) {
-            const int i = (int)(p % RING);
-            const size_t off = p * piece, n = len - off < piece ? len - off : piece;
-            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
-            GM_CUDA(cudaMemcpyAsync(ring.buf[i], d + off, n, cudaMemcpyDeviceToHost, j.s), st);
-            GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
-        }
-        if (p > 0) {
-            const int i = (int)((p - 1) % RING);
-            const size_t off = (p - 1) * piece, n = len - off < piece ? len - off : piece;
-            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
-            if (copy)
-                copy(ctx, h + off, ring.buf[i], n);
-            else
-                memcpy(h + off, ring.buf[i], n);
-        }
-    }
-    return GM_OK;
-}
-
 int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
 {
     return text_upload_at(j, 0, host, j.len, copy, ctx, st);
 }
 
 
+/* What takes a downloaded piece: bytes [at, at + n) of the download, in a staging
+ * buffer. */
+typedef int (*piece_fn)(void *ctx, uint64_t at, const char *buf, size_t n, gm_status *st);
+
+/* Moves dev[cut[0], cut.back()) to the host piece by piece (piece p is
+ * [cut[p], cut[p + 1])): piece p goes through buffer p % RING while piece p - 1 is
+ * handed to take. Waits for the stream's work before it. */
+static int download_pieces(text_job &j, const char *dev, const std::vector<uint64_t> &cut,
+                           piece_fn take, void *ctx, gm_status *st)
+{
+    const size_t npieces = cut.size() - 1;
+    for (size_t p = 0; p <= npieces; p++) {
+        if (p < npieces) {
+            const int i = (int)(p % RING);
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            GM_CUDA(cudaMemcpyAsync(ring.buf[i], dev + cut[p], cut[p + 1] - cut[p],
+                                    cudaMemcpyDeviceToHost, j.s),
+                    st);
+            GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
+        }
+        if (p > 0) {
+            const int i = (int)((p - 1) % RING);
+            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+            int rc = take(ctx, cut[p - 1], ring.buf[i], cut[p] - cut[p - 1], st);
+            if (rc)
+                return rc;
+        }
+    }
+    return GM_OK;
+}
+
+struct to_host {
+    char *host;
+    gm_copy_fn copy;
+    void *ctx;
+};
+
+static int take_to_host(void *ctx, uint64_t at, const char *buf, size_t n, gm_status *)
+{
+    to_host *t = (to_host *)ctx;
+    if (t->copy)
+        t->copy(t->ctx, t->host + at, buf, n);
+    else
+        memcpy(t->host + at, buf, n);
+    return GM_OK;
+}
+
+int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
+                     void *ctx, gm_status *st)
+{
+    const size_t piece = stage_piece();
+    std::vector<uint64_t> cut;
+    for (uint64_t at = 0; at < len; at += piece)
+        cut.push_back(at);
+    cut.push_back(len);
+    to_host t = {(char *)host, copy, ctx};
+    return download_pieces(j, (const char *)dev, cut, take_to_host, &t, st);
+}
+
+struct to_sink {
+    gm_text_sink sink;
+    void *ctx;
+    double seconds;
+    uint64_t bytes;
+};
+
+static int take_to_sink(void *ctx, uint64_t, const char *buf, size_t n, gm_status *st)
+{
+    to_sink *t = (to_sink *)ctx;
+    double a = host_seconds();
+    int rc = t->sink(t->ctx, buf, n, st);
+    t->seconds += host_seconds() - a;
+    if (rc == GM_OK)
+        t->bytes += n;
+    return rc;
+}
+
 int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink sink, void *ctx,
                   double *sink_seconds, uint64_t *bytes, gm_status *st)
 {
     const size_t piece = stage_piece();
-    *sink_seconds = 0;
-    *bytes = 0;
     /* Pieces end at tile offsets (whole lines), each at most a staging buffer, or
      * one tile when a tile is larger (only with a forced small piece). */
     std::vector<uint64_t> cut(1, 0);
@@ -189,30 +235,11 @@ int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink si
         if ((last || off[t + 1] - cut.back() > piece) && off[t] > cut.back())
             cut.push_back(off[t]);
     }
-    const int npieces = (int)cut.size() - 1;
-    /* Piece p goes through buffer p % RING; piece p - 1 is handed to the sink while p
-     * crosses. */
-    for (int p = 0; p <= npieces; p++) {
-        if (p < npieces) {
-            int i = p % RING;
-            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
-            GM_CUDA(cudaMemcpyAsync(ring.buf[i], j.text + cut[p], cut[p + 1] - cut[p],
-                                    cudaMemcpyDeviceToHost, j.s),
-                    st);
-            GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
-        }
-        if (p > 0) {
-            int i = (p - 1) % RING;
-            GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
-            double a = host_seconds();
-            int rc = sink(ctx, ring.buf[i], cut[p] - cut[p - 1], st);
-            *sink_seconds += host_seconds() - a;
-            if (rc)
-                return rc;
-            *bytes += cut[p] - cut[p - 1];
-        }
-    }
-    return GM_OK;
+    to_sink t = {sink, ctx, 0, 0};
+    int rc = download_pieces(j, j.text, cut, take_to_sink, &t, st);
+    *sink_seconds = t.seconds;
+    *bytes = t.bytes;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ the sort */

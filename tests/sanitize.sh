@@ -84,8 +84,8 @@ tr '\n\0' '\0\n' <"$dir/t" >"$dir/tz"
 printf '8\n-1\n 2' >"$dir/t2"
 printf '1\n2\nx1\n' >"$dir/tbad"
 
-# The records path's inputs: events whose timestamps many lines share, and lines
-# of mixed fields, each also NUL-terminated.
+# The records path's inputs: events whose timestamps many lines share, lines of
+# mixed fields (each also NUL-terminated), and lines that share long heads.
 awk -v seed="$seed" 'BEGIN { srand(seed);
     for (i = 0; i < 20000; i++) {
         printf "%d,%d,", int(rand() * 100000), 1700000000 + int(rand() * 400);
@@ -102,6 +102,13 @@ awk -v seed="$seed" 'BEGIN { srand(seed + 7); split("abc|-|1K|2M|-3G|007|1.50|-0
             line = line (k ? (rand() < 0.5 ? "," : " ") : "") v }
         if (rand() < 0.05) line = line "\r";
         print line } }' >"$dir/fl"
+# lines whose ids many share and whose next bytes often agree too (the device's
+# refinement rounds order them)
+awk -v seed="$seed" 'BEGIN { srand(seed + 11);
+    for (i = 0; i < 20000; i++) {
+        id = int(rand() * 150);
+        if (rand() < 0.5) printf "%08d,1700%06d,%c\n", id, int(rand() * 2000), 97 + int(rand() * 2);
+        else printf "%08d,the same twenty-six bytes,%d\n", id, int(rand() * 9) } }' >"$dir/hd"
 tr '\n' '\0' <"$dir/ev" >"$dir/evz"
 tr '\n' '\0' <"$dir/fl" >"$dir/flz"
 
@@ -224,7 +231,7 @@ for tool in "${tools[@]}"; do
     want_part records &&
     for rc in "ev|-t, -k2,2n" "ev|-t, -k2,2nr -s" "ev|-t, -k2,2n -u" "ev|-t, -k1,1 -k2,2n" \
               "fl|-n" "fl|-h -r" "fl|-k2,2 -k1,1n" "fl|-b -k2,2n -k3 -u" \
-              "evz|-z -t, -k2,2n" "flz|-z -n -s"; do
+              "evz|-z -t, -k2,2n" "flz|-z -n -s" "hd|-n" "hd|-n -r"; do
         f=$dir/${rc%%|*} args=${rc#*|}
         for forced in "" "--records-block=3000 --text-chunk=1000"; do
             small=""
