@@ -6,7 +6,9 @@
  * straight from the mapping of the rank's sorted lines into those of the
  * spools, with no buffer between; the rank's share for itself is a parallel
  * copy, overlapped with the round's messages, and a source on the same host
- * is read straight from its spool where it can be (direct.c). The spools, each in its
+ * is read straight from its spool where it can be (direct.c). Spools in memory
+ * have their pages made ahead, on a thread of their own during the rank's own
+ * sort (gm_mpi_exchange_ahead), so that the exchange only copies. The spools, each in its
  * source's sorted order, are then merged stably by source rank (core/recmerge), which is the input order of equal lines; with -u the merge's
  * sink begins with the last line of the ranks before (the greatest line any of
  * them received), so that a key split across ranks is kept once, first.
@@ -15,6 +17,7 @@
 #include "gmpi.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <stdio.h>
@@ -28,8 +31,70 @@
 
 enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30 };
 
+/* The spools, the counts and the cursors, once an exchange. */
+static void exchange_alloc(gm_mpi *m, gm_mpi_exchange *x)
+{
+    const int P = m->size;
+    if (x->from)
+        return;
+    x->from = calloc((size_t)P, sizeof *x->from);
+    x->expect = calloc((size_t)P, sizeof *x->expect);
+    x->cursor = calloc((size_t)P, sizeof *x->cursor);
+    if (!x->from || !x->expect || !x->cursor)
+        MPI_Abort(m->comm, 2); /* a few words per rank */
+    for (int s = 0; s < P; s++)
+        x->from[s].fd = -1;
+}
+
+struct ahead_job {
+    gm_mpi_exchange *x;
+    int P;
+};
+
+static void *ahead_main(void *arg)
+{
+    struct ahead_job *a = arg;
+    /* a failure leaves the pages to the copies, which report what fails */
+    for (int s = 0; s < a->P; s++)
+        if (fallocate(a->x->from[s].fd, 0, 0, (off_t)a->x->ahead_each) != 0)
+            break;
+    free(a);
+    return NULL;
+}
+
+static void ahead_wait(gm_mpi_exchange *x)
+{
+    if (x->ahead_on)
+        pthread_join(x->ahead, NULL);
+    x->ahead_on = 0;
+}
+
+int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_status *st)
+{
+    const int P = m->size;
+    exchange_alloc(m, x);
+    int rc = GM_OK;
+    for (int s = 0; s < P && !rc; s++)
+        rc = gm_mpi_spool_open(m, &x->from[s], range, st);
+    int in_memory = 1;
+    for (int s = 0; s < P && !rc; s++)
+        in_memory &= x->from[s].path == NULL;
+    x->ahead_each = range / P;
+    struct ahead_job *a = malloc(sizeof *a);
+    if (rc || !in_memory || P < 2 || x->ahead_each < (1 << 20) || !a) {
+        free(a);
+        return rc;
+    }
+    *a = (struct ahead_job){ x, P };
+    x->ahead_on = pthread_create(&x->ahead, NULL, ahead_main, a) == 0;
+    if (!x->ahead_on)
+        free(a);
+    return GM_OK;
+}
+
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P)
 {
+    ahead_wait(x);
     for (int r = 0; x->from && r < P; r++)
         gm_mpi_spool_close(&x->from[r]);
     free(x->from);
@@ -147,13 +212,11 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     const int P = m->size;
     int64_t *send = calloc((size_t)P, sizeof *send), *got = calloc((size_t)P, sizeof *got);
     MPI_Request *req = calloc(2 * (size_t)P, sizeof *req);
-    x->from = calloc((size_t)P, sizeof *x->from);
-    x->expect = calloc((size_t)P, sizeof *x->expect);
-    x->cursor = calloc((size_t)P, sizeof *x->cursor);
-    if (!send || !got || !req || !x->from || !x->expect || !x->cursor)
+    if (!send || !got || !req)
         MPI_Abort(m->comm, 2); /* a few words per rank */
+    int opened = x->from != NULL; /* by gm_mpi_exchange_ahead */
+    exchange_alloc(m, x);
     for (int d = 0; d < P; d++) {
-        x->from[d].fd = -1;
         x->cursor[d] = cut[d];
         send[d] = cut[d + 1] - cut[d];
     }
@@ -163,8 +226,9 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     for (int s = 0; s < P; s++)
         coming += x->expect[s];
     int rc = GM_OK;
-    for (int s = 0; s < P && !rc; s++)
+    for (int s = 0; s < P && !rc && !opened; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], coming, st);
+    ahead_wait(x);
     struct maps mp = { 0 };
     if (!rc)
         rc = maps_open(m, local, x, &mp, st);
@@ -177,7 +241,7 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
                 m->bytes_sent += (double)(cut[d + 1] - x->cursor[d]);
                 x->cursor[d] = cut[d + 1];
             }
-        rc = gm_mpi_direct_copy(m, &direct, mp.to, x->expect, st);
+        rc = gm_mpi_direct_copy(m, &direct, x->from, mp.to, x->expect, st);
         for (int s = 0; s < P; s++)
             if (direct.reads[s])
                 got[s] = x->expect[s];

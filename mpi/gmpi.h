@@ -22,6 +22,7 @@
 #define GM_MPI_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "../core/gm.h"
@@ -145,7 +146,17 @@ typedef struct gm_mpi_exchange {
     gm_mpi_spool *from;     /* one spool per source rank */
     int64_t *expect;        /* bytes each source sends here */
     int64_t *cursor;        /* the next byte to send to each rank */
+    pthread_t ahead;        /* makes the spools' pages ahead (ahead_on) */
+    int ahead_on;
+    int64_t ahead_each;     /* the bytes it makes in each spool */
 } gm_mpi_exchange;
+
+/* Opens the exchange's spools before the rank's own sort of range bytes and,
+ * where they are in memory, makes each one's share of pages (range / ranks) on a
+ * thread of its own meanwhile: making a spool's pages costs as much as copying
+ * into them, and the own sort leaves the host's memory bandwidth to spare.
+ * gm_mpi_exchange_run waits for it; gm_mpi_exchange_free too. */
+int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_status *st);
 
 /* The exchange's reads between ranks of one host (direct.c). */
 typedef struct gm_mpi_direct {
@@ -161,9 +172,11 @@ typedef struct gm_mpi_direct {
  * here. */
 int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
                        const int64_t *expect, gm_mpi_direct *d);
-/* Reads each such source's bytes into to[source] (expect[source] bytes). */
-int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, unsigned char *const *to,
-                       const int64_t *expect, gm_status *st);
+/* Reads each such source's bytes into its spool here (expect[source] bytes):
+ * copied in the kernel, or read into its mapping to[source] where the kernel
+ * cannot copy between the two. */
+int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, const gm_mpi_spool *spools,
+                       unsigned char *const *to, const int64_t *expect, gm_status *st);
 void gm_mpi_direct_free(gm_mpi_direct *d, int P);
 
 /* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its

@@ -206,6 +206,8 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     double t0 = gm_now();
     int rc = range_starts(m, ins, nins, starts, st);
     if (!rc)
+        rc = gm_mpi_exchange_ahead(m, &x, starts[m->rank + 1] - starts[m->rank], st);
+    if (!rc)
         rc = gm_mpi_local_sort(m, ins, nins, starts[m->rank], starts[m->rank + 1], &sorted, st);
     double t2 = gm_now();
     m->t_sort += t2 - t0 - m->t_read;

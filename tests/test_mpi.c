@@ -205,6 +205,12 @@ Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
         cr_assert(strstr(g.err, want), "%s", g.err);
         cmd_free(&g);
         shell(dir, "LC_ALL=C sort -t, -k2,2 -k1,1n a | cmp - out");
+        /* spools in -T rather than in memory (no pages made ahead): the same */
+        cmd_result t = mpi_run(dir, np, "sort -S 8M -T . -v -t, -k2,2 -k1,1n -o tout a");
+        cr_assert_eq(t.status, 0, "%s", t.err);
+        cr_assert(strstr(t.err, want), "%s", t.err);
+        cmd_free(&t);
+        shell(dir, "cmp out tout && test -z \"$(ls -A | grep gpumerge-mpi)\"");
         /* the integer path's copies too (a GPU rank's way, here on the cores) */
         shell(dir, "cut -d, -f1 a | grep -E '^-?[1-9][0-9]*$|^0$' > ints");
         cmd_result i = mpi_run(dir, np, "sort -o iout ints");
