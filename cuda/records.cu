@@ -147,10 +147,10 @@ static size_t rec_sort_bytes(int64_t n)
  * sort, then the tiled merge passes of chapter 12): the current halves of keys
  * and vals hold the pairs before and after, the other halves are scratch. */
 static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
-                          cub::DoubleBuffer<uint32_t> &vals, int64_t n, void **cor,
-                          gm_status *st)
+                          cub::DoubleBuffer<uint32_t> &vals, int64_t n, gm_status *st)
 {
-    int rc = *cor ? GM_OK : text_cub_temp(j, rec_sort_bytes(n), cor, st);
+    void *cor = nullptr;
+    int rc = text_cub_temp(j, rec_sort_bytes(n), &cor, st);
     if (rc)
         return rc;
     /* the kernels are instantiated for uint64_t, the same bits as u64 */
@@ -159,7 +159,7 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
     rc = sort_pairs_on_device<uint64_t, uint32_t>(
         reinterpret_cast<uint64_t *>(keys.Current()), vals.Current(),
         reinterpret_cast<uint64_t *>(keys.Alternate()), vals.Alternate(), n, (uint64_t)0,
-        GM_KERNEL_AUTO, (int64_t *)*cor, &kout, &vout, j.s, st);
+        GM_KERNEL_AUTO, (int64_t *)cor, &kout, &vout, j.s, st);
     if (rc)
         return rc;
     if (reinterpret_cast<u64 *>(kout) != keys.Current())
@@ -170,8 +170,8 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
 }
 
 /* The largest scratch of rec_sort_pairs and of the count and search for
- * terminators, for the fits check before anything is allocated (the count, the
- * search, the sort's co-ranks and the refinement each take their own). */
+ * terminators, for the fits check before anything is allocated (each call takes
+ * its own). */
 static int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
 {
     size_t sort = rec_sort_bytes(n), select = 0, count = 0;
@@ -232,7 +232,6 @@ struct rec_buffers {
     uint32_t *v0 = nullptr, *v1 = nullptr;
     unsigned char *exact = nullptr, *tied = nullptr;
     int *inexact = nullptr;
-    void *cor = nullptr; /* the pairs' sort's co-rank scratch (rec_sort_pairs) */
 };
 
 static size_t rec_bytes(u64 n, int head8, int nblocks)
@@ -288,49 +287,27 @@ static int rec_upload(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
     return GM_OK;
 }
 
-/* The refinement's device scratch, taken once a job: the tie count, and one
- * buffer for both the count's reduction and the groups' scan. */
-struct rec_refine_scratch {
-    u64 *count = nullptr;
-    void *temp = nullptr;
-    size_t bytes = 0;
-};
-
-typedef thrust::transform_iterator<rec_tie_count, const unsigned char *, u64> rec_tie_flags;
-
-static int rec_refine_begin(text_job &j, const unsigned char *tied, u64 n, rec_refine_scratch *r,
-                            gm_status *st)
-{
-    size_t reduce = 0, scan = 0;
-    GM_CUDA(cub::DeviceReduce::Sum(nullptr, reduce, rec_tie_flags(tied, rec_tie_count{}),
-                                   (u64 *)nullptr, (int64_t)n, j.s),
-            st);
-    GM_CUDA(cub::DeviceScan::InclusiveScan(nullptr, scan, (const uint32_t *)nullptr,
-                                           (uint32_t *)nullptr, cuda::maximum<uint32_t>{},
-                                           (int64_t)n, j.s),
-            st);
-    r->bytes = reduce > scan ? reduce : scan;
-    int rc = j.mem.alloc(&r->count, 1, st);
-    return rc ? rc : text_cub_temp(j, r->bytes, &r->temp, st);
-}
-
 /* The records still tied (flags in tied) into *ties, waiting for the count. */
-static int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, rec_refine_scratch *r,
+static int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, u64 *d_count,
                           u64 *ties, gm_status *st)
 {
-    size_t bytes = r->bytes;
-    GM_CUDA(cub::DeviceReduce::Sum(r->temp, bytes, rec_tie_flags(tied, rec_tie_count{}), r->count,
-                                   (int64_t)n, j.s),
-            st);
-    GM_CUDA(cudaMemcpyAsync(ties, r->count, sizeof *ties, cudaMemcpyDeviceToHost, j.s), st);
+    thrust::transform_iterator<rec_tie_count, const unsigned char *, u64> flags(tied,
+                                                                            rec_tie_count{});
+    size_t bytes = 0;
+    GM_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, flags, d_count, (int64_t)n, j.s), st);
+    void *t = nullptr;
+    int rc = text_cub_temp(j, bytes, &t, st);
+    if (rc)
+        return rc;
+    GM_CUDA(cub::DeviceReduce::Sum(t, bytes, flags, d_count, (int64_t)n, j.s), st);
+    GM_CUDA(cudaMemcpyAsync(ties, d_count, sizeof *ties, cudaMemcpyDeviceToHost, j.s), st);
     GM_CUDA(cudaStreamSynchronize(j.s), st);
     return GM_OK;
 }
 
-/* The refinement rounds (records.cuh) over the built records, while they pay
- * and every prefix is exact: keys' current half is free to take the round's keys
- * and its other half the group marks and groups (n 32-bit words each) until the
- * round's sort. */
+/* The refinement rounds (records.cuh) over the built records, while they pay:
+ * keys' current half is free to take the round's keys and its other half the
+ * group marks and groups (n 32-bit words each) until the round's sort. */
 static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
                       cub::DoubleBuffer<u64> &keys, cub::DoubleBuffer<uint32_t> &vals,
                       int *rounds, gm_status *st)
@@ -339,35 +316,43 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
     int inexact = 1;
     GM_CUDA(cudaMemcpyAsync(&inexact, b->inexact, sizeof inexact, cudaMemcpyDeviceToHost, j.s),
             st);
-    GM_CUDA(cudaStreamSynchronize(j.s), st);
-    rec_refine_scratch r;
-    int rc = inexact ? GM_OK : rec_refine_begin(j, b->tied, n, &r, st);
+    u64 *d_count = nullptr;
+    int rc = j.mem.alloc(&d_count, 1, st);
+    if (rc)
+        return rc;
     const unsigned grid = rec_grid(n);
     const unsigned char *text = (const unsigned char *)j.text;
-    for (int round = 0; !rc && !inexact && round < REC_REFINE_ROUNDS; round++) {
+    for (int r = 0; r < REC_REFINE_ROUNDS; r++) {
         u64 ties = 0;
-        if ((rc = rec_count_ties(j, b->tied, n, &r, &ties, st)) || !rec_refine_wanted(ties, n))
+        if ((rc = rec_count_ties(j, b->tied, n, d_count, &ties, st)))
+            return rc;
+        if (inexact || !rec_refine_wanted(ties, n))
             break;
         uint32_t *mark = (uint32_t *)keys.Alternate(), *group = mark + n;
         GM_LAUNCH("records mark", st, false, rec_mark_kernel, dim3(grid), dim3(REC_THREADS), 0,
                   j.s, (const unsigned char *)b->tied, n, mark);
-        size_t bytes = r.bytes;
-        GM_CUDA(cub::DeviceScan::InclusiveScan(r.temp, bytes, (const uint32_t *)mark, group,
-                                               cuda::maximum<uint32_t>{}, (int64_t)n, j.s),
+        size_t bytes = 0;
+        GM_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, mark, group, cuda::maximum<uint32_t>{}, (int64_t)n,
+                                               j.s),
+                st);
+        void *t = nullptr;
+        if ((rc = text_cub_temp(j, bytes, &t, st)))
+            return rc;
+        GM_CUDA(cub::DeviceScan::InclusiveScan(t, bytes, mark, group, cuda::maximum<uint32_t>{}, (int64_t)n, j.s),
                 st);
         GM_LAUNCH("records refine key", st, false, rec_refine_key_kernel, dim3(grid),
                   dim3(REC_THREADS), 0, j.s, (const gm_keyspec *)b->ks, text,
                   (const u64 *)b->ends, (const uint32_t *)group,
-                  (const uint32_t *)vals.Current(), n, round, keys.Current());
-        if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, &b->cor, st)))
-            break;
+                  (const uint32_t *)vals.Current(), n, r, keys.Current());
+        if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, st)))
+            return rc;
         GM_LAUNCH("records refine", st, false, rec_refine_kernel, dim3(grid), dim3(REC_THREADS), 0,
                   j.s, (const u64 *)b->ends, (const u64 *)b->pfx, (const u64 *)keys.Current(),
                   (const uint32_t *)vals.Current(), (const unsigned char *)b->exact, n,
                   (const u64 *)b->bstart, (const u64 *)b->hbase, job->nblocks, b->recs, b->tied);
         ++*rounds;
     }
-    return rc;
+    return GM_OK;
 }
 
 /* The prefixes, the sort (two with head8) and the records, on the job's stream. */
@@ -385,14 +370,14 @@ static int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_bu
               b->k0, b->v0, b->exact, b->inexact);
     cub::DoubleBuffer<u64> keys(b->k0, b->k1);
     cub::DoubleBuffer<uint32_t> vals(b->v0, b->v1);
-    if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, &b->cor, st)))
+    if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, st)))
         return rc;
     if (head8) {
         GM_LAUNCH("records gather", st, false, rec_gather_kernel, dim3(grid), dim3(REC_THREADS),
                   0, j.s, (const u64 *)b->pfx, (const uint32_t *)vals.Current(), n,
                   keys.Alternate());
         keys.selector ^= 1;
-        if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, &b->cor, st)))
+        if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, st)))
             return rc;
     }
     GM_LAUNCH("records build", st, false, rec_build_kernel, dim3(grid), dim3(REC_THREADS), 0, j.s,
@@ -423,7 +408,7 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     const int head8 = job->refine != 0;
     size_t cub_bytes = 0;
     if ((rc = rec_cub_bytes((int64_t)n, total, &cub_bytes, st)) ||
-        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 5 * cub_bytes, st)))
+        (rc = text_fits(text_room(total) + rec_bytes(n, head8, job->nblocks) + 4 * cub_bytes, st)))
         return rc;
     on_probed_device here;
     trace_range range("gpu: records");
