@@ -53,13 +53,6 @@ static inline void gm_fieldnum_init(gm_fieldnum *f, const gm_keyspec *ks)
 }
 
 #if defined(GM_LINES_SSE2) && defined(GM_KP_WORDS)
-/* 10^i for i digits the encoding scales by. */
-static const uint64_t gm_fieldnum_pow10[17] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
-    10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000,
-    1000000000000000, 10000000000000000,
-};
-
 /* The separators (*tabs) and digits (return) among the 32 bytes at s. */
 static inline uint32_t gm_fieldnum_look(const unsigned char *s, unsigned char tab,
                                         uint32_t *tabs)
@@ -85,9 +78,9 @@ static inline uint64_t gm_fieldnum_digits(const unsigned char *s, unsigned n)
         d = gm_kp_value8(lo, (int)n);
     } else {
         memcpy(&hi, s + 8, 8);
-        d = gm_kp_value8(lo, 8) * gm_fieldnum_pow10[n - 8] + gm_kp_value8(hi, (int)(n - 8));
+        d = gm_kp_value8(lo, 8) * gm_kp_pow10[n - 8] + gm_kp_value8(hi, (int)(n - 8));
     }
-    return (uint64_t)(0x81 + n) << 56 | d * gm_fieldnum_pow10[16 - n];
+    return (uint64_t)(0x81 + n) << 56 | d * gm_kp_pow10[16 - n];
 }
 #endif
 
