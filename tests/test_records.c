@@ -352,7 +352,7 @@ static size_t quick_field(rng *r, unsigned char *o)
 /* The quick prefix of a whole -t field under -n (fieldnum.h) against the general
  * gm_line_prefix, line by line with room to read after each line, and through
  * gm_lines_split, where the lines near the block's end take the general path:
- * separators that are blanks, digits, '-' and '.', fields first to 31st, 'b' and
+ * separators that are blanks, digits, '-' and '.', fields first to 32nd, 'b' and
  * 'r', -z, lines shorter and longer than the 32 bytes looked at, fields missing,
  * empty or past the look; the specs it must not take are refused. */
 Test(records, split_quick_field_prefix_matches_the_general, .timeout = 60)
