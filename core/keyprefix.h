@@ -63,6 +63,14 @@ GM_HD const unsigned char *gm_kp_memchr(const unsigned char *s, unsigned char c,
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define GM_KP_WORDS 1
 
+/* 10^i, 0 <= i <= 16: the scales of -n's digits (a loop of multiplies on the
+ * device). */
+static const uint64_t gm_kp_pow10[17] = {
+    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+    10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000,
+    1000000000000000, 10000000000000000,
+};
+
 /* How many digits the eight bytes w begin with (the first byte in w's lowest),
  * 0 to 8, by SWAR: a byte is a digit when its xor with '0' is 9 or less. */
 static inline int gm_kp_digits8(uint64_t w)
@@ -195,14 +203,12 @@ GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
     const unsigned char *ip = p;
 #ifdef GM_KP_WORDS
     while (e - p >= 8 && nd + 8 <= GM_KP_DIGITS) {
-        uint64_t w, scale = 1;
+        uint64_t w;
         memcpy(&w, p, 8);
         int k = gm_kp_digits8(w);
         if (k == 0)
             break;
-        for (int i = 0; i < k; i++)
-            scale *= 10;
-        d = d * scale + gm_kp_value8(w, k);
+        d = d * gm_kp_pow10[k] + gm_kp_value8(w, k);
         nd += (size_t)k;
         p += k;
         if (k < 8)
@@ -231,8 +237,12 @@ GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
         enc = ~UINT64_C(0);
         *exact = 0;
     } else {
-        for (size_t k = nd; k < GM_KP_DIGITS; k++) /* scaled to 16 digits */
+#ifdef GM_KP_WORDS
+        d *= gm_kp_pow10[GM_KP_DIGITS - nd]; /* scaled to 16 digits */
+#else
+        for (size_t k = nd; k < GM_KP_DIGITS; k++)
             d *= 10;
+#endif
         enc = (uint64_t)(0x81 + il) << 56 | d;
         *exact = sig <= GM_KP_DIGITS;
     }

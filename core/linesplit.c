@@ -2,7 +2,8 @@
  * linesplit.c - a block of lines split into records (gm_lines_split) and its
  * lines counted (gm_lines_count), see lines.h: each piece's lines are counted
  * first so that every piece knows where its records go, then the prefixes of
- * all the pieces are made in parallel on the pool.
+ * all the pieces are made in parallel on the pool; a first key that is one
+ * whole -t field under -n takes fieldnum.h's quick prefix.
  */
 #define _GNU_SOURCE
 #include "lines.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "eolscan.h"
+#include "fieldnum.h"
 #include "keyprefix.h"
 #include "util.h"
 
@@ -25,6 +27,7 @@ struct split_job {
     size_t *bound;  /* pieces + 1 line starts */
     size_t *count;  /* lines per piece, then the first record's index */
     gm_rec *out;
+    gm_fieldnum quick; /* the first key's quick prefix, where it applies */
 };
 
 static void split_count(void *ctx, int i)
@@ -39,7 +42,8 @@ static inline void split_line(const struct split_job *j, gm_rec *r, const unsign
 {
     size_t len = (size_t)(e - p);
     int exact = 0;
-    r->prefix = gm_line_prefix(j->ks, p, len, &exact);
+    r->prefix = j->quick.on ? gm_fieldnum_prefix(&j->quick, j->ks, p, len, j->data + j->len, &exact)
+                            : gm_line_prefix(j->ks, p, len, &exact);
     r->ref = gm_rec_make_ref(p, len, exact);
 }
 
@@ -75,7 +79,8 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
     if (!mem)
         return gm_fail(st, GM_ENOMEM, "out of memory splitting lines");
     struct split_job j = { ks, b->data, b->len, (unsigned char)ks->eol, pieces, mem,
-                           mem + pieces + 1, NULL };
+                           mem + pieces + 1, NULL, { 0, 0, 0, 0 } };
+    gm_fieldnum_init(&j.quick, ks);
     j.bound[0] = 0;
     j.bound[pieces] = b->len;
     if (b->counts) {
