@@ -79,7 +79,7 @@ int gm_mpi_copy_plain(int from, int64_t from_off, int to, int64_t to_off, int64_
 }
 
 int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_t len,
-                      int nthreads)
+                      int reserved, int nthreads)
 {
     if (len <= 0)
         return 0;
@@ -90,7 +90,7 @@ int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_
         return errno;
     if (from_off + len > (int64_t)sb.st_size)
         return -1;
-    if (!gm_mpi_room_for(to, len))
+    if (!reserved && !gm_mpi_room_for(to, len))
         return ENOSPC;
     struct stat tb;
     if (fstat(to, &tb) != 0)

@@ -43,6 +43,12 @@ typedef struct gm_mpi {
     int rounds;             /* of the exchange */
     int direct;             /* sources the exchange read from their spools */
     int runs;               /* temporary runs of the local sort */
+    /* rank 0: -o's file beside the target, made ahead (gm_mpi_output_ahead) */
+    char *out_tmp;
+    pthread_t out_thread;   /* makes its pages (out_thread_on) */
+    int out_thread_on;
+    int out_reserved;       /* the thread made them all */
+    int64_t out_bytes;      /* how many it makes */
 } gm_mpi;
 
 /* One input seen by every rank: a regular file and its size (rank 0's). */
@@ -123,6 +129,15 @@ void gm_mpi_spool_close(gm_mpi_spool *sp);
  * bounded chunks). rc is this rank's status so far: an error on any rank leaves
  * -o untouched. Collective; returns the agreed status. */
 int gm_mpi_place(gm_mpi *m, gm_mpi_spool *sp, int rc, gm_status *st);
+
+/* Rank 0, before a sort into a regular -o: makes -o's file beside the target
+ * now, and its pages (total bytes, the inputs' size) on a thread of its own
+ * while the ranks sort, as the one-process program reserves its output ahead;
+ * gm_mpi_place takes the file, and each rank's slice is copied into pages
+ * already made. What fails here is left to gm_mpi_place, which makes the file
+ * then. gm_mpi_output_ahead_drop removes a file gm_mpi_place did not take. */
+void gm_mpi_output_ahead(gm_mpi *m, int64_t total);
+void gm_mpi_output_ahead_drop(gm_mpi *m);
 
 /* -u after a merge that could not be seeded: a first line of sp equal to seed
  * (the last line of the ranks before) is skipped. */
@@ -226,9 +241,10 @@ enum { GM_MPI_MAPPED_FROM = 4 };
  * mappings on nthreads threads of the pool where both files map, else by pread
  * and pwrite. For files of the ranks' own (spools): a source that changes
  * while mapped is not guarded against. Returns 0, an errno value (ENOSPC when
- * the target's file system lacks the room), or -1 when from ends first. */
+ * the target's file system lacks the room: not asked when reserved says the
+ * target's pages are made), or -1 when from ends first. */
 int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_t len,
-                      int nthreads);
+                      int reserved, int nthreads);
 /* The same by pread and pwrite through a buffer on the calling thread; safe
  * for any file (one that ends early: -1). */
 int gm_mpi_copy_plain(int from, int64_t from_off, int to, int64_t to_off, int64_t len);

@@ -3,7 +3,8 @@
  * written first into its spool (a memfd when they fit a quarter of the budget,
  * else a temporary file in -T); once every rank has its spool, an exclusive
  * prefix sum of their sizes gives each its offset. With -o, rank 0 creates a
- * temporary file beside the target (the target's mode, or 0666 less the umask),
+ * temporary file beside the target (the target's mode, or 0666 less the umask;
+ * for a sort at the start, its pages made meanwhile on a thread of its own),
  * sizes it to the total, every rank copies its slice to its offset (bulk.c:
  * through mappings on the rank's threads), and rank 0 renames it over the
  * target only after an MPI_Allreduce says every rank succeeded (removes it
@@ -156,11 +157,74 @@ static int create_beside(const char *target, int64_t total, char **tmp,
 }
 
 /* Every rank's slice into -o; collective. */
+static void *output_pages(void *arg)
+{
+    gm_mpi *m = arg;
+    int fd = open(m->out_tmp, O_RDWR | O_CLOEXEC);
+    m->out_reserved = fd >= 0 && fallocate(fd, 0, 0, (off_t)m->out_bytes) == 0;
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+void gm_mpi_output_ahead(gm_mpi *m, int64_t total)
+{
+    const char *target = m->cfg->output;
+    struct stat sb;
+    gm_status ignored;
+    if (m->rank != 0 || !target || (stat(target, &sb) == 0 && !S_ISREG(sb.st_mode)) ||
+        create_beside(target, 0, &m->out_tmp, &ignored) != GM_OK) {
+        m->out_tmp = NULL;
+        return;
+    }
+    m->out_bytes = total;
+    m->out_thread_on = total > 0 && pthread_create(&m->out_thread, NULL, output_pages, m) == 0;
+}
+
+static void output_pages_wait(gm_mpi *m)
+{
+    if (m->out_thread_on)
+        pthread_join(m->out_thread, NULL);
+    m->out_thread_on = 0;
+}
+
+void gm_mpi_output_ahead_drop(gm_mpi *m)
+{
+    output_pages_wait(m);
+    if (m->out_tmp)
+        gm_temp_remove(m->out_tmp);
+    free(m->out_tmp);
+    m->out_tmp = NULL;
+}
+
+/* Rank 0: the file made ahead, sized to total now (its pages made past total
+ * freed), as *tmp. */
+static int take_ahead(gm_mpi *m, int64_t total, char **tmp, gm_status *st)
+{
+    output_pages_wait(m);
+    char shown[512];
+    gm_quote(m->cfg->output, shown, sizeof shown);
+    int fd = open(m->out_tmp, O_RDWR | O_CLOEXEC);
+    int err = fd < 0 || ftruncate(fd, (off_t)total) != 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (err) {
+        gm_mpi_output_ahead_drop(m);
+        return gm_fail(st, GM_EIO, "write failed: %s: %s", shown, strerror(err));
+    }
+    m->out_reserved &= total <= m->out_bytes;
+    *tmp = m->out_tmp;
+    m->out_tmp = NULL;
+    return GM_OK;
+}
+
 static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, gm_status *st)
 {
     const char *target = m->cfg->output;
     char *tmp = NULL;
-    int rc = m->rank == 0 ? create_beside(target, total, &tmp, st) : GM_OK;
+    int rc = m->rank != 0 ? GM_OK
+             : m->out_tmp ? take_ahead(m, total, &tmp, st)
+                          : create_beside(target, total, &tmp, st);
     rc = gm_mpi_agree(m, rc, st);
     if (rc)
         return rc;
@@ -168,12 +232,15 @@ static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, g
     if (m->rank == 0)
         snprintf(path, sizeof path, "%s", tmp);
     MPI_Bcast(path, sizeof path, MPI_CHAR, 0, m->comm);
+    int reserved = m->out_reserved;
+    MPI_Bcast(&reserved, 1, MPI_INT, 0, m->comm);
     char shown[512];
     gm_quote(target, shown, sizeof shown);
     const int64_t len = sp->bytes - sp->skip;
     int fd = len ? open(path, O_RDWR | O_CLOEXEC) : -1;
     if (len) {
-        int err = fd < 0 ? errno : gm_mpi_copy_bytes(sp->fd, sp->skip, fd, off, len, m->nthreads);
+        int err = fd < 0 ? errno : gm_mpi_copy_bytes(sp->fd, sp->skip, fd, off, len, reserved,
+                                                          m->nthreads);
         if (fd >= 0 && close(fd) != 0 && !err)
             err = errno;
         if (err)

@@ -206,6 +206,8 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     double t0 = gm_now();
     int rc = range_starts(m, ins, nins, starts, st);
     if (!rc)
+        gm_mpi_output_ahead(m, starts[P]);
+    if (!rc)
         rc = gm_mpi_exchange_ahead(m, &x, starts[m->rank + 1] - starts[m->rank], st);
     if (!rc)
         rc = gm_mpi_local_sort(m, ins, nins, starts[m->rank], starts[m->rank + 1], &sorted, st);
@@ -236,6 +238,7 @@ int gm_mpi_sort(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
         gm_mpi_exchange_free(&x, P);
     }
     gm_mpi_spool_close(&out);
+    gm_mpi_output_ahead_drop(m); /* made ahead but not taken: the run failed */
     free(seed);
     free(pool);
     free(starts);
