@@ -228,7 +228,9 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     int rc = GM_OK;
     for (int s = 0; s < P && !rc && !opened; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], coming, st);
+    double t0 = gm_now();
     ahead_wait(x);
+    m->t_pages += gm_now() - t0;
     struct maps mp = { 0 };
     if (!rc)
         rc = maps_open(m, local, x, &mp, st);
@@ -241,7 +243,9 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
                 m->bytes_sent += (double)(cut[d + 1] - x->cursor[d]);
                 x->cursor[d] = cut[d + 1];
             }
+        double t1 = gm_now();
         rc = gm_mpi_direct_copy(m, &direct, x->from, mp.to, x->expect, st);
+        m->t_copy += gm_now() - t1;
         for (int s = 0; s < P; s++)
             if (direct.reads[s])
                 got[s] = x->expect[s];
@@ -250,8 +254,10 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     }
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
+    double t2 = gm_now();
     for (int more = !rc; more; m->rounds++)
         more = round_run(m, cut, x, &mp, round, req, got);
+    m->t_copy += gm_now() - t2;
     for (int s = 0; s < P; s++)
         x->from[s].bytes = rc ? 0 : x->expect[s];
     maps_close(x, &mp, P);

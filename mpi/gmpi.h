@@ -40,6 +40,7 @@ typedef struct gm_mpi {
     /* -v */
     double bytes_read, bytes_sent, bytes_recv, bytes_out;
     double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
+    double t_copy, t_pages; /* of the exchange: copying, waiting for spools' pages */
     int rounds;             /* of the exchange */
     int direct;             /* sources the exchange read from their spools */
     int runs;               /* temporary runs of the local sort */

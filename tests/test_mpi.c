@@ -203,6 +203,9 @@ Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
         snprintf(want, sizeof want, "%d of %d sources read from their spools on their host",
                  np * (np - 1), np * (np - 1));
         cr_assert(strstr(g.err, want), "%s", g.err);
+        cr_assert(strstr(g.err, "GB/s a rank each way (the copies ") &&
+                      strstr(g.err, "; waiting for the spools' pages "),
+                  "%s", g.err);
         cmd_free(&g);
         shell(dir, "LC_ALL=C sort -t, -k2,2 -k1,1n a | cmp - out");
         /* spools in -T rather than in memory (no pages made ahead): the same */
