@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,4 +200,32 @@ void random_file(rng *r, const char *dir, const char *name, int64_t n, int sprea
     write_keys(path, v, n);
     free(path);
     free(v);
+}
+
+void text_put(text *t, const void *p, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        t->cap = (t->n + n + 1) * 2;
+        t->buf = realloc(t->buf, t->cap);
+        if (!t->buf)
+            abort();
+    }
+    memcpy(t->buf + t->n, p, n);
+    t->n += n;
+    t->buf[t->n] = '\0';
+}
+
+void text_puts(text *t, const char *s)
+{
+    text_put(t, s, strlen(s));
+}
+
+void text_putf(text *t, const char *fmt, ...)
+{
+    char b[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    text_put(t, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
 }

@@ -34,6 +34,12 @@ void write_text(const char *path, const char *text);
 /* Reads a whole file; *len gets its size. Returns malloc'd, NUL-terminated data, or
  * NULL if it cannot be read. */
 char *read_file(const char *path, size_t *len);
+/* A growing text, NUL-terminated after its n bytes: generated inputs. */
+typedef struct { char *buf; size_t n, cap; } text;
+void text_put(text *t, const void *p, size_t n);
+void text_puts(text *t, const char *s);
+void text_putf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Writes n keys, one per line, in canonical decimal. */
 void write_keys(const char *path, const int64_t *keys, int64_t n);
 /* Writes n random keys to dir/name: spread picks the range (0: int32, 1: int64,

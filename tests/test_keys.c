@@ -508,22 +508,6 @@ Test(keys, prefix_exactness)
 
 typedef struct { unsigned char *s; size_t n; } line;
 
-typedef struct { char *buf; size_t n, cap; } text;
-
-static void put(text *t, const void *p, size_t n)
-{
-    if (t->n + n + 1 > t->cap) {
-        t->cap = (t->n + n + 1) * 2;
-        t->buf = realloc(t->buf, t->cap);
-        cr_assert_not_null(t->buf);
-    }
-    memcpy(t->buf + t->n, p, n);
-    t->n += n;
-    t->buf[t->n] = '\0';
-}
-
-static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
-
 static int pick(rng *r, int n) { return (int)rng_range(r, 0, n - 1); }
 
 /* A number as the orders read them: signs, leading zeros, fractions with trailing
@@ -538,34 +522,34 @@ static void random_number(rng *r, text *t, int nan)
     };
     if (pick(r, 8) == 0) {
         const char *sp = special[pick(r, sizeof special / sizeof *special)];
-        puts_(t, nan || !strcasestr(sp, "nan") ? sp : "1");
+        text_puts(t, nan || !strcasestr(sp, "nan") ? sp : "1");
         return;
     }
     if (pick(r, 3) == 0)
-        puts_(t, "-");
+        text_puts(t, "-");
     int zeros = pick(r, 4) == 0 ? pick(r, 3) + 1 : 0;
     for (int i = 0; i < zeros; i++)
-        puts_(t, "0");
+        text_puts(t, "0");
     int il = pick(r, 10) == 0 ? pick(r, 30) : pick(r, 5);
     for (int i = 0; i < il; i++) {
         char d = (char)('0' + (i == 0 ? 1 + pick(r, 9) : pick(r, 10)));
-        put(t, &d, 1);
+        text_put(t, &d, 1);
     }
     if (pick(r, 3) == 0) {
-        puts_(t, ".");
+        text_puts(t, ".");
         int fl = pick(r, 10) == 0 ? pick(r, 25) : pick(r, 4);
         for (int i = 0; i < fl; i++) {
             char d = (char)('0' + pick(r, 10));
-            put(t, &d, 1);
+            text_put(t, &d, 1);
         }
     }
     if (pick(r, 6) == 0) {
         static const char units[] = "kKMGTPEZYRQXb";
-        put(t, &units[pick(r, sizeof units - 1)], 1);
+        text_put(t, &units[pick(r, sizeof units - 1)], 1);
     } else if (pick(r, 10) == 0) {
         char e[16];
         snprintf(e, sizeof e, "e%d", pick(r, 80) - 40);
-        puts_(t, e);
+        text_puts(t, e);
     }
 }
 
@@ -574,8 +558,8 @@ static void random_field(rng *r, text *t, int nan)
 {
     static const char *const words[] = { "a", "b", "ab", "B", "x\x80", "\xff", "zz", "a b" };
     switch (pick(r, 6)) {
-    case 0: puts_(t, words[pick(r, sizeof words / sizeof *words)]); break;
-    case 1: random_number(r, t, nan); puts_(t, "x"); break;
+    case 0: text_puts(t, words[pick(r, sizeof words / sizeof *words)]); break;
+    case 1: random_number(r, t, nan); text_puts(t, "x"); break;
     default: random_number(r, t, nan); break;
     }
 }
@@ -595,13 +579,13 @@ static line *random_lines(rng *r, int n, int nl, int nan)
             continue;
         }
         text t = { NULL, 0, 0 };
-        puts_(&t, "");
+        text_puts(&t, "");
         if (pick(r, 5) == 0)
-            puts_(&t, pick(r, 2) ? " " : " \t ");
+            text_puts(&t, pick(r, 2) ? " " : " \t ");
         int nf = pick(r, 12) == 0 ? 0 : 1 + pick(r, 4);
         for (int f = 0; f < nf; f++) {
             if (f > 0)
-                puts_(&t, seps[pick(r, nl ? 7 : 6)]);
+                text_puts(&t, seps[pick(r, nl ? 7 : 6)]);
             random_field(r, &t, nan);
         }
         v[i].s = (unsigned char *)t.buf;
@@ -643,14 +627,14 @@ static text expected_output(const gm_keyspec *ks, const line *in, int n)
     memcpy(v, in, (size_t)n * sizeof *v);
     merge_sort(ks, v, tmp, n);
     text t = { NULL, 0, 0 };
-    puts_(&t, "");
+    text_puts(&t, "");
     for (int i = 0, kept = -1; i < n; i++) {
         if (ks->unique && kept >= 0 &&
             gm_key_cmp(ks, v[kept].s, v[kept].n, v[i].s, v[i].n) == 0)
             continue;
         kept = i;
-        put(&t, v[i].s, v[i].n);
-        put(&t, &ks->eol, 1);
+        text_put(&t, v[i].s, v[i].n);
+        text_put(&t, &ks->eol, 1);
     }
     free(v);
     free(tmp);
@@ -722,10 +706,10 @@ static void differential(const char *args, int seed, int n)
                     v[i].s[j] = 'X';
     char *dir = scratch_dir(), *in = path_in(dir, "in");
     text t = { NULL, 0, 0 };
-    puts_(&t, "");
+    text_puts(&t, "");
     for (int i = 0; i < n; i++) {
-        put(&t, v[i].s, v[i].n);
-        put(&t, &ks.eol, 1);
+        text_put(&t, v[i].s, v[i].n);
+        text_put(&t, &ks.eol, 1);
     }
     write_file(in, t.buf, t.n);
     char *cmd;
@@ -808,9 +792,9 @@ Test(keys, prefix_law_numbers, .timeout = 120)
         line *v = calloc((size_t)n, sizeof *v);
         for (int i = 0; i < n; i++) {
             text t = { NULL, 0, 0 };
-            puts_(&t, "");
+            text_puts(&t, "");
             if (i > 0 && pick(&r, 4) == 0) { /* a near neighbour: one digit changed */
-                puts_(&t, (const char *)v[pick(&r, i)].s);
+                text_puts(&t, (const char *)v[pick(&r, i)].s);
                 for (size_t k = 0; k < t.n; k++)
                     if ((unsigned)(t.buf[k] - '0') <= 9 && pick(&r, 3) == 0)
                         t.buf[k] = (char)('0' + pick(&r, 10));

@@ -37,46 +37,18 @@
 #include "helpers.h"
 #include "specs.h"
 
-typedef struct {
-    char *buf;
-    size_t n, cap;
-} text;
-
-static void put(text *t, const void *p, size_t n)
-{
-    if (t->n + n + 1 > t->cap) {
-        t->cap = (t->n + n + 1) * 2;
-        t->buf = realloc(t->buf, t->cap);
-        cr_assert_not_null(t->buf);
-    }
-    memcpy(t->buf + t->n, p, n);
-    t->n += n;
-    t->buf[t->n] = '\0';
-}
-
-static void putf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(text *t, const char *fmt, ...)
-{
-    char b[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    put(t, b, (size_t)n);
-}
-
 /* ---------------------------------------------------------------- inputs */
 
 /* bench/records.sh's lines: id,ts,payload, a timestamp shared by about fifty. */
 static void gen_events(rng *r, text *t, int n, char eol)
 {
     for (int i = 0; i < n; i++) {
-        putf(t, "%lld,%lld,", (long long)rng_range(r, 0, 10 * (int64_t)n),
+        text_putf(t, "%lld,%lld,", (long long)rng_range(r, 0, 10 * (int64_t)n),
              1700000000LL + rng_range(r, 0, n / 50));
         int len = (int)rng_range(r, 0, 12);
         for (int k = 0; k < len; k++)
-            putf(t, "%c", (char)('a' + rng_range(r, 0, 25)));
-        put(t, &eol, 1);
+            text_putf(t, "%c", (char)('a' + rng_range(r, 0, 25)));
+        text_put(t, &eol, 1);
     }
 }
 
@@ -96,26 +68,26 @@ static void gen_fields(rng *r, text *t, int n, char eol)
             while (t->buf[e] != eol)
                 e++;
             char *copy = strndup(t->buf + s, e - s);
-            put(t, copy, e - s);
+            text_put(t, copy, e - s);
             free(copy);
         } else if (rng_range(r, 0, 30) > 0) {
             int nf = (int)rng_range(r, 1, 4);
             for (int f = 0; f < nf; f++) {
                 if (f)
-                    put(t, rng_range(r, 0, 2) ? "," : " ", 1);
+                    text_put(t, rng_range(r, 0, 2) ? "," : " ", 1);
                 int64_t k = rng_range(r, 0, 9);
                 if (k < 2)
-                    putf(t, "%s", odd[rng_range(r, 0, 17)]);
+                    text_putf(t, "%s", odd[rng_range(r, 0, 17)]);
                 else if (k < 4)
-                    putf(t, "%lld.%lld", (long long)rng_range(r, -50, 50),
+                    text_putf(t, "%lld.%lld", (long long)rng_range(r, -50, 50),
                          (long long)rng_range(r, 0, 999));
                 else
-                    putf(t, "%lld", (long long)rng_range(r, -30, 30));
+                    text_putf(t, "%lld", (long long)rng_range(r, -30, 30));
             }
             if (rng_range(r, 0, 20) == 0)
-                put(t, "\r", 1);
+                text_put(t, "\r", 1);
         }
-        put(t, &eol, 1);
+        text_put(t, &eol, 1);
     }
     free(starts);
 }
@@ -124,12 +96,12 @@ static void gen_fields(rng *r, text *t, int n, char eol)
 static void gen_long(rng *r, text *t, int n, char eol)
 {
     for (int i = 0; i < n; i++) {
-        putf(t, "%lld,", (long long)rng_range(r, -100, 100));
+        text_putf(t, "%lld,", (long long)rng_range(r, -100, 100));
         int big = i % (n / 3 + 1) == 1;
         size_t len = big ? (size_t)1 << 20 : (size_t)rng_range(r, 0, 20);
         for (size_t k = 0; k < len; k++)
-            putf(t, "%c", (char)('a' + (k * 7 + (size_t)i) % 26));
-        put(t, &eol, 1);
+            text_putf(t, "%c", (char)('a' + (k * 7 + (size_t)i) % 26));
+        text_put(t, &eol, 1);
     }
 }
 
@@ -137,8 +109,8 @@ static void gen_long(rng *r, text *t, int n, char eol)
 static void gen_equal(rng *r, text *t, int n, char eol)
 {
     for (int i = 0; i < n; i++) {
-        putf(t, "%lld,42,%lld", (long long)rng_range(r, 0, 20), (long long)rng_range(r, 0, 3));
-        put(t, &eol, 1);
+        text_putf(t, "%lld,42,%lld", (long long)rng_range(r, 0, 20), (long long)rng_range(r, 0, 3));
+        text_put(t, &eol, 1);
     }
 }
 
@@ -146,9 +118,9 @@ static void gen_equal(rng *r, text *t, int n, char eol)
 static void gen_equal_heads(rng *r, text *t, int n, char eol)
 {
     for (int i = 0; i < n; i++) {
-        putf(t, "row-%06lld,42,%lld", (long long)rng_range(r, 0, 30000),
+        text_putf(t, "row-%06lld,42,%lld", (long long)rng_range(r, 0, 30000),
              (long long)rng_range(r, 0, 99));
-        put(t, &eol, 1);
+        text_put(t, &eol, 1);
     }
 }
 
@@ -159,13 +131,13 @@ static void gen_long_heads(rng *r, text *t, int n, char eol)
     for (int i = 0; i < n; i++) {
         long long id = rng_range(r, 0, 150);
         if (rng_range(r, 0, 1))
-            putf(t, "%08lld,1700%06lld,", id, (long long)rng_range(r, 0, 2000));
+            text_putf(t, "%08lld,1700%06lld,", id, (long long)rng_range(r, 0, 2000));
         else
-            putf(t, "%08lld,the same twenty-six bytes,%lld", id, (long long)rng_range(r, 0, 9));
+            text_putf(t, "%08lld,the same twenty-six bytes,%lld", id, (long long)rng_range(r, 0, 9));
         int len = (int)rng_range(r, 0, 3);
         for (int k = 0; k < len; k++)
-            putf(t, "%c", (char)('a' + rng_range(r, 0, 2)));
-        put(t, &eol, 1);
+            text_putf(t, "%c", (char)('a' + rng_range(r, 0, 2)));
+        text_put(t, &eol, 1);
     }
 }
 
