@@ -2,9 +2,9 @@
  * direct.c - the exchange between ranks of one host without messages (see
  * gmpi.h): a rank reads what a source on its own host sends it straight from
  * the source's sorted spool, opened through /proc/PID/fd/N (a memfd or a file
- * in -T alike), into its own spool. Open MPI's
- * shared-memory transport copies a large message twice through small fragments
- * when its single copy (CMA) is not permitted, as in containers; opening
+ * in -T alike), into its own spool. Open MPI's shared-memory transport copies
+ * a large message twice through small fragments when its single copy (CMA) is
+ * not permitted, as in containers; opening
  * another process's descriptor needs less (the same user, a read check), and
  * the copy then runs in the kernel between the two files (copy_file_range) on
  * the rank's threads, or by the parallel pread where the kernel cannot. A

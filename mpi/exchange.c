@@ -8,8 +8,9 @@
  * copy, overlapped with the round's messages, and a source on the same host
  * is read straight from its spool where it can be (direct.c). Spools in memory
  * have their pages made ahead, on a thread of their own during the rank's own
- * sort (gm_mpi_exchange_ahead), so that the exchange only copies. The spools, each in its
- * source's sorted order, are then merged stably by source rank (core/recmerge), which is the input order of equal lines; with -u the merge's
+ * sort (gm_mpi_exchange_ahead), so that the exchange only copies. The spools,
+ * each in its source's sorted order, are then merged stably by source rank
+ * (core/recmerge), which is the input order of equal lines; with -u the merge's
  * sink begins with the last line of the ranks before (the greatest line any of
  * them received), so that a key split across ranks is kept once, first.
  */
@@ -46,19 +47,13 @@ static void exchange_alloc(gm_mpi *m, gm_mpi_exchange *x)
         x->from[s].fd = -1;
 }
 
-struct ahead_job {
-    gm_mpi_exchange *x;
-    int P;
-};
-
 static void *ahead_main(void *arg)
 {
-    struct ahead_job *a = arg;
+    gm_mpi_exchange *x = arg;
     /* a failure leaves the pages to the copies, which report what fails */
-    for (int s = 0; s < a->P; s++)
-        if (fallocate(a->x->from[s].fd, 0, 0, (off_t)a->x->ahead_each) != 0)
+    for (int s = 0; s < x->ahead_spools; s++)
+        if (fallocate(x->from[s].fd, 0, 0, (off_t)x->ahead_each) != 0)
             break;
-    free(a);
     return NULL;
 }
 
@@ -80,15 +75,10 @@ int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_statu
     for (int s = 0; s < P && !rc; s++)
         in_memory &= x->from[s].path == NULL;
     x->ahead_each = range / P;
-    struct ahead_job *a = malloc(sizeof *a);
-    if (rc || !in_memory || P < 2 || x->ahead_each < (1 << 20) || !a) {
-        free(a);
+    x->ahead_spools = P;
+    if (rc || !in_memory || P < 2 || x->ahead_each < (1 << 20))
         return rc;
-    }
-    *a = (struct ahead_job){ x, P };
-    x->ahead_on = pthread_create(&x->ahead, NULL, ahead_main, a) == 0;
-    if (!x->ahead_on)
-        free(a);
+    x->ahead_on = pthread_create(&x->ahead, NULL, ahead_main, x) == 0;
     return GM_OK;
 }
 

@@ -165,6 +165,7 @@ typedef struct gm_mpi_exchange {
     pthread_t ahead;        /* makes the spools' pages ahead (ahead_on) */
     int ahead_on;
     int64_t ahead_each;     /* the bytes it makes in each spool */
+    int ahead_spools;       /* in the first this many spools */
 } gm_mpi_exchange;
 
 /* Opens the exchange's spools before the rank's own sort of range bytes and,

@@ -156,7 +156,7 @@ static int create_beside(const char *target, int64_t total, char **tmp,
     return GM_OK;
 }
 
-/* Every rank's slice into -o; collective. */
+/* The thread of gm_mpi_output_ahead: the file's pages, total bytes of them. */
 static void *output_pages(void *arg)
 {
     gm_mpi *m = arg;
@@ -218,6 +218,7 @@ static int take_ahead(gm_mpi *m, int64_t total, char **tmp, gm_status *st)
     return GM_OK;
 }
 
+/* Every rank's slice into -o; collective. */
 static int place_file(gm_mpi *m, gm_mpi_spool *sp, int64_t off, int64_t total, gm_status *st)
 {
     const char *target = m->cfg->output;
