@@ -6,8 +6,11 @@
  * a large message twice through small fragments when its single copy (CMA) is
  * not permitted, as in containers; opening
  * another process's descriptor needs less (the same user, a read check), and
- * the copy then runs in the kernel between the two files (copy_file_range) on
- * the rank's threads, or by the parallel pread where the kernel cannot. A
+ * the source's bytes are then read by the parallel pread straight into the
+ * mapping of the receiving spool, whose pages are made ahead: preads into
+ * one file's mapping scale with the threads, where the kernel's copy between
+ * two files (copy_file_range) holds the target's lock and stays near one
+ * thread's rate. A
  * source that cannot be opened this way (another PID namespace: the file
  * opened must be the source's own, by device, inode and size), or sends less
  * than a megabyte, sends by messages as before: each receiver says which
@@ -16,7 +19,6 @@
 #define _GNU_SOURCE
 #include "gmpi.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,61 +107,22 @@ int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
     return n;
 }
 
-/* One copy in the kernel, cut into pieces for the pool's threads. */
-struct kcopy {
-    int from, to;
-    int64_t from_off, len;
-    int err; /* the first errno a piece met (-1: the source ended first) */
-};
-
-static void kcopy_piece(void *ctx, int i)
+int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, unsigned char *const *to,
+                       const int64_t *expect, gm_status *st)
 {
-    struct kcopy *k = ctx;
-    loff_t in = k->from_off + (int64_t)i * PIECE, out = (int64_t)i * PIECE;
-    int64_t left = k->len - out < PIECE ? k->len - out : PIECE;
-    while (left > 0) {
-        ssize_t n = copy_file_range(k->from, &in, k->to, &out, (size_t)left, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : -1, none = 0;
-            __atomic_compare_exchange_n(&k->err, &none, e, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED);
-            return;
-        }
-        left -= n;
-    }
-}
-
-/* The source's bytes copied in the kernel between the two files (no mapping
- * faulted in page by page here); 0, or the errno or -1 of the first piece that
- * failed. */
-static int kcopy_run(int from, int64_t from_off, int to, int64_t len, int nthreads)
-{
-    struct kcopy k = { from, to, from_off, len, 0 };
-    gm_parallel_for(nthreads, (int)((len + PIECE - 1) / PIECE), kcopy_piece, &k);
-    return k.err;
-}
-
-int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, const gm_mpi_spool *spools,
-                       unsigned char *const *to, const int64_t *expect, gm_status *st)
-{
-    int rc = GM_OK;
-    for (int s = 0; s < m->size && !rc; s++) {
+    gm_pread_span *span = calloc((size_t)m->size, sizeof *span);
+    if (!span)
+        return gm_fail(st, GM_ENOMEM, "out of memory exchanging");
+    int n = 0;
+    for (int s = 0; s < m->size; s++) {
         if (!d->reads[s])
             continue;
-        int err = kcopy_run(d->fd[s], d->from[s], spools[s].fd, expect[s], m->nthreads);
-        if (err == -1)
-            rc = gm_fail(st, GM_EIO, "a temporary file: file changed while reading");
-        else if (err == ENOSPC || err == EIO || err == ENOMEM)
-            rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(err));
-        else if (err) { /* the kernel copies not between these two: by reads */
-            gm_pread_span span = { d->fd[s], "a temporary file", (char *)to[s], 0,
-                                   (size_t)expect[s], d->from[s] };
-            rc = gm_pread_parallel(&span, 1, PIECE, m->nthreads, NULL, NULL, st);
-        }
+        span[n++] = (gm_pread_span){ d->fd[s], "a temporary file", (char *)to[s], 0,
+                                     (size_t)expect[s], d->from[s] };
         m->bytes_recv += (double)expect[s];
     }
+    int rc = n ? gm_pread_parallel(span, n, PIECE, m->nthreads, NULL, NULL, st) : GM_OK;
+    free(span);
     return rc;
 }
 

@@ -234,7 +234,7 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
                 x->cursor[d] = cut[d + 1];
             }
         double t1 = gm_now();
-        rc = gm_mpi_direct_copy(m, &direct, x->from, mp.to, x->expect, st);
+        rc = gm_mpi_direct_copy(m, &direct, mp.to, x->expect, st);
         m->t_copy += gm_now() - t1;
         for (int s = 0; s < P; s++)
             if (direct.reads[s])

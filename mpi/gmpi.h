@@ -189,10 +189,9 @@ typedef struct gm_mpi_direct {
  * here. */
 int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
                        const int64_t *expect, gm_mpi_direct *d);
-/* Reads each such source's bytes into its spool here (expect[source] bytes):
- * copied in the kernel, or read into its mapping to[source] where the kernel
- * cannot copy between the two. */
-int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, const gm_mpi_spool *spools,
+/* Reads each such source's bytes (expect[source]) into the mapping of its spool
+ * here, to[source], on the rank's threads. */
+int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d,
                        unsigned char *const *to, const int64_t *expect, gm_status *st);
 void gm_mpi_direct_free(gm_mpi_direct *d, int P);
 
