@@ -155,7 +155,7 @@ endif
 MPI_PROG = $(if $(MPICC),$(patsubst %gpumerge,%gpumerge-mpi,$(PROG)))
 MPI_OBJ  = $(MPI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/cli/mpi_main.o
 
-TESTS    = corank parser output pages cpu cli gpu compat safety stream plan keys records recgpu lines \
+TESTS    = corank parser output pages cpu cli gpu compat safety stream ranges plan keys records recgpu lines \
            package report mpi lib lib_static
 TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 
@@ -335,7 +335,7 @@ $(BUILD)/tests/test_compat: $(OPTIONS_OBJ)
 # The GPU suite's key-value cases and their reference (tests/pairs.c), which
 # gpupairs, the driver compute-sanitizer runs over them, shares.
 $(BUILD)/tests/test_gpu: $(BUILD)/tests/pairs.o
-$(BUILD)/tests/test_keys $(BUILD)/tests/test_records $(BUILD)/tests/test_recgpu: $(BUILD)/tests/specs.o
+$(BUILD)/tests/test_keys $(BUILD)/tests/test_records $(BUILD)/tests/test_recgpu $(BUILD)/tests/test_ranges: $(BUILD)/tests/specs.o
 $(BUILD)/tests/pairs.o: tests/pairs.h
 GPUPAIRS = $(BUILD)/tests/gpupairs
 $(GPUPAIRS): $(BUILD)/tests/gpupairs.o $(BUILD)/tests/pairs.o $(BUILD)/tests/helpers.o \

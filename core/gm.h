@@ -59,6 +59,10 @@ typedef struct gm_config {
                            -r, -z); NULL: the whole line by -n */
     double started;     /* gm_now() at the program's first line: -v's total counts from
                            here (0: from gm_run's call) */
+    const int64_t *ranges; /* input i is the bytes [ranges[2 i], ranges[2 i + 1]) of
+                           its file, a regular file that is not the output, its lines
+                           numbered from the range's first (gpumerge-mpi's slices of
+                           files, read where they lie); NULL: every input whole */
     int last;           /* the process's last gm_run: it ends CUDA's part too (the
                            context destroyed now, timed, not in exit's handlers) */
     /* Where the core's messages go (no trailing newline in text); NULL: nowhere. */

@@ -89,7 +89,18 @@ static int input_source(gm_input *in, const gm_block *b, const gm_keybuf *kb, ch
     src->head = head;
     src->head_len = len;
     src->line0 = in->line - (kb ? kb->n : 0);
+    src->start = 0;
+    src->end = in->end;
     return GM_OK;
+}
+
+/* Input i's range (gm_config's ranges), for a source read from its name. */
+static void input_range(const gm_config *cfg, int i, gm_rec_source *src)
+{
+    if (cfg->ranges) {
+        src->start = cfg->ranges[2 * i];
+        src->end = cfg->ranges[2 * i + 1];
+    }
 }
 
 /* Writes the text of kb's keys to fd (path, for messages), through *text. */
@@ -132,7 +143,7 @@ static int keys_source(const gm_config *cfg, const gm_keybuf *kb, gm_runfile *ru
             close(fd);
         return rc;
     }
-    *src = (gm_rec_source){ *path, fd, 1, NULL, 0, 0 };
+    *src = (gm_rec_source){ *path, fd, 1, NULL, 0, 0, 0, -1 };
     return GM_OK;
 }
 
@@ -162,12 +173,15 @@ int gm_handover_sort(const gm_config *cfg, gm_input *ins, const unsigned char *o
     }
     if (!rc) {
         rc = input_source(&ins[at], b, NULL, eol, &src[n], st);
+        if (!rc)
+            input_range(cfg, at, &src[n]);
         n += !rc;
     }
     for (int i = at + 1; i < nnames && !rc; i++) {
         int have = open[i] && ins[i].fd >= 0;
-        src[n++] = (gm_rec_source){ names[i], have ? ins[i].fd : -1,
-                                    have && ins[i].fd > STDIN_FILENO, NULL, 0, 0 };
+        src[n] = (gm_rec_source){ names[i], have ? ins[i].fd : -1,
+                                  have && ins[i].fd > STDIN_FILENO, NULL, 0, 0, 0, -1 };
+        input_range(cfg, i, &src[n++]);
         if (have)
             ins[i].fd = -1;
     }
@@ -193,7 +207,8 @@ int gm_handover_start(const gm_config *cfg, gm_op op, gm_input *ins, const unsig
     for (int i = 0; i < nnames; i++) { /* open descriptors go along: a pipe keeps its bytes */
         int have = open[i] && ins[i].fd >= 0;
         src[i] = (gm_rec_source){ names[i], have ? ins[i].fd : -1,
-                                  have && ins[i].fd > STDIN_FILENO, NULL, 0, 0 };
+                                  have && ins[i].fd > STDIN_FILENO, NULL, 0, 0, 0, -1 };
+        input_range(cfg, i, &src[i]);
         if (have)
             ins[i].fd = -1;
     }

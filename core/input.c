@@ -29,6 +29,7 @@ int gm_input_open(gm_input *in, const char *name, gm_status *st)
     memset(in, 0, sizeof *in);
     in->fd = -1;
     in->size = -1;
+    in->end = -1;
     in->name = name;
     gm_quote(name, in->shown, sizeof in->shown);
     if (strcmp(name, "-") == 0) {
@@ -43,6 +44,17 @@ int gm_input_open(gm_input *in, const char *name, gm_status *st)
         return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(errno));
     if (S_ISDIR(sb.st_mode))
         return gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(EISDIR));
+    return GM_OK;
+}
+
+int gm_input_range(gm_input *in, const gm_config *cfg, int i, gm_status *st)
+{
+    if (!cfg->ranges)
+        return GM_OK;
+    off_t lo = (off_t)cfg->ranges[2 * i];
+    if (lseek(in->fd, lo, SEEK_SET) != lo)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(errno));
+    in->end = cfg->ranges[2 * i + 1];
     return GM_OK;
 }
 

@@ -48,6 +48,8 @@ struct gm_input {
                           * --parallel); 0: one */
     size_t line_max;     /* the longest line read (bytes before its end), 0: any */
     int64_t size;        /* bytes to read when known (regular files), else -1 */
+    int64_t end;         /* where a range of the file ends (gm_input_range), -1: at
+                          * the file's end */
 
     /* Reading (reader.c). */
     struct gm_reader *rd;
@@ -87,6 +89,10 @@ typedef struct gm_parse_opts {
 /* Opens name for reading and checks it is not a directory. On failure returns
  * GM_EIO with "cannot read: NAME: REASON". The input owns the descriptor. */
 int gm_input_open(gm_input *in, const char *name, gm_status *st);
+
+/* Input i of a run: with cfg->ranges, in is moved to its range's start and ends
+ * at the range's end. Returns GM_OK, or GM_EIO ("cannot read: FILE: REASON"). */
+int gm_input_range(gm_input *in, const gm_config *cfg, int i, gm_status *st);
 
 /* Parses block b on o->nthreads threads, appending its keys to kb (NULL keeps no
  * keys, as check does). Returns GM_OK; GM_EINPUT with

@@ -127,6 +127,24 @@ void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char 
     src_init(s, fd, eol);
 }
 
+void gm_lines_limit(gm_lines_src *s, int64_t end)
+{
+    if (!s->regular)
+        return;
+    s->left = end > s->off ? end - s->off : 0;
+    s->range = 1;
+}
+
+int gm_lines_range(gm_lines_src *s, int64_t lo, int64_t hi, gm_status *st)
+{
+    if (!s->regular || lseek(s->fd, (off_t)lo, SEEK_SET) != (off_t)lo)
+        return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown,
+                       s->regular ? strerror(errno) : "not a regular file");
+    s->off = lo;
+    gm_lines_limit(s, hi);
+    return GM_OK;
+}
+
 void gm_lines_recycle(gm_lines_src *s, gm_lines_block *b)
 {
     if (!b)

@@ -114,6 +114,14 @@ int gm_lines_open(gm_lines_src *s, const char *name, char eol, int drained, gm_s
 /* Reads from fd (owned by the source when own is set) from its current offset. */
 void gm_lines_open_fd(gm_lines_src *s, int fd, int own, const char *shown, char eol);
 
+/* Ends a regular file's source at offset end, a range that ends before the file
+ * does: its size is not checked there. */
+void gm_lines_limit(gm_lines_src *s, int64_t end);
+
+/* A source just opened, moved to read the range [lo, hi) of its regular file.
+ * Returns GM_OK or GM_EIO ("cannot read: FILE: REASON"). */
+int gm_lines_range(gm_lines_src *s, int64_t lo, int64_t hi, gm_status *st);
+
 /* The next block: about want bytes of whole lines (more when one line is longer),
  * read by preads on nthreads threads for a regular file. eager: a pipe's block
  * ends at the first read that completes a line (a merge streams), else it is

@@ -198,6 +198,7 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, const gm_
     r->fds = plan->records.fds;
     r->names = names;
     r->nnames = nnames;
+    r->ranges = cfg->ranges;
     r->srcs = calloc((size_t)nnames, sizeof *r->srcs);
     r->open = calloc((size_t)nnames, 1);
     r->drained = calloc((size_t)nnames, 1);
@@ -311,9 +312,20 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
 {
     double started = gm_now();
     char **names = calloc((size_t)n + 1, sizeof *names);
+    int64_t *ranges = cfg->ranges ? calloc(2 * (size_t)n + 1, sizeof *ranges) : NULL;
+    if (cfg->ranges && !ranges) {
+        free(names);
+        names = NULL;
+    }
     struct rec_run r;
     int rc = names ? rec_init(&r, op, cfg, NULL, names, n, st)
                    : gm_fail(st, GM_ENOMEM, "out of memory");
+    if (!rc)
+        r.ranges = ranges; /* the sources' own, not the inputs' */
+    for (int i = 0; ranges && i < n; i++) {
+        ranges[2 * i] = src[i].start;
+        ranges[2 * i + 1] = src[i].end;
+    }
     for (int i = 0; i < n; i++) {
         if (names)
             names[i] = (char *)src[i].name;
@@ -321,6 +333,8 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             char shown[512];
             gm_quote(src[i].name, shown, sizeof shown);
             gm_lines_open_fd(&r.srcs[i], src[i].fd, src[i].own_fd, shown, cfg->keyspec->eol);
+            if (src[i].end >= 0)
+                gm_lines_limit(&r.srcs[i], src[i].end);
             r.srcs[i].input = 1;
             r.open[i] = 1;
         } else if (src[i].own_fd) {
@@ -357,5 +371,6 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
         say_run(&r, started);
     }
     free(names);
+    free(ranges);
     return rc;
 }

@@ -51,6 +51,9 @@ typedef struct gm_rec_source {
                             frees them), or NULL */
     size_t head_len;
     int64_t line0;       /* lines of the input before head's first, for FILE:LINE */
+    int64_t start, end;  /* the input's range of its file (gm_config's ranges): fd
+                            reads on to end, name is opened at start; end -1: the
+                            whole file */
 } gm_rec_source;
 
 /* Goes on with op over the sources in the order of cfg->keyspec, writing into

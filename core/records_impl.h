@@ -24,6 +24,8 @@ struct rec_run {
     int fds;                      /* descriptors for inputs and runs */
     char *const *names;
     int nnames;
+    const int64_t *ranges;        /* source i is [ranges[2 i], ranges[2 i + 1]) of its
+                                   * file when ranges[2 i + 1] >= 0 (gm_config's) */
     gm_lines_src *srcs;
     unsigned char *open, *drained;
     char **spooled;               /* temporary copies of inputs that are the output */

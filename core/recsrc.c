@@ -29,6 +29,8 @@ int gm_records_src_open(struct rec_run *r, int i, gm_status *st)
     if (r->open[i])
         return GM_OK;
     int rc = gm_lines_open(&r->srcs[i], r->names[i], r->ks->eol, r->drained[i], st);
+    if (!rc && r->ranges && r->ranges[2 * i + 1] >= 0 && !r->drained[i])
+        rc = gm_lines_range(&r->srcs[i], r->ranges[2 * i], r->ranges[2 * i + 1], st);
     if (rc)
         gm_lines_close(&r->srcs[i]);
     else

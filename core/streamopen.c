@@ -20,6 +20,8 @@ int gm_stream_input_open(struct stream *s, int i, size_t block, gm_status *st)
     int rc = GM_OK;
     if (!s->open[i]) {
         rc = gm_input_open(in, s->names[i], st);
+        if (!rc)
+            rc = gm_input_range(in, s->cfg, i, st);
         if (rc)
             gm_input_close(in);
         else
@@ -54,10 +56,13 @@ static int is_stream(int fd)
     return fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
 }
 
-/* Bytes of fd from its offset to its end, or -1 when it cannot seek. */
-static int64_t bytes_left(int fd)
+/* Bytes of in from its offset to its end, or -1 when it cannot seek. */
+static int64_t bytes_left(const gm_input *in)
 {
+    int fd = in->fd;
     off_t at = lseek(fd, 0, SEEK_CUR);
+    if (at >= 0 && in->end >= 0)
+        return in->end > at ? in->end - at : 0;
     off_t end = at >= 0 ? lseek(fd, 0, SEEK_END) : -1;
     if (at >= 0 && end >= at && lseek(fd, at, SEEK_SET) == at)
         return end - at;
@@ -84,13 +89,15 @@ int gm_stream_open_inputs(struct stream *s, gm_status *st)
             have_stdin = 1;
         }
         rc = gm_input_open(&s->ins[i], s->names[i], st);
+        if (!rc)
+            rc = gm_input_range(&s->ins[i], s->cfg, i, st);
         if (rc) {
             gm_input_close(&s->ins[i]);
             break;
         }
         s->open[i] = 1;
         s->ins[i].drained = s->drained[i];
-        int64_t size = bytes_left(s->ins[i].fd);
+        int64_t size = bytes_left(&s->ins[i]);
         if (size >= 0 && !s->drained[i])
             regular += (uint64_t)size + 1; /* + a last newline that may be missing */
         if (size < 0 || total < 0)

@@ -70,7 +70,7 @@ static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, 
     int rc = gm_pread_parallel(spans, n, PIECE, nthreads, NULL, NULL, st);
     free(spans);
     for (int i = 0; i < nins && !rc; i++)
-        if (!f[i].stream && f[i].fd >= 0)
+        if (!f[i].stream && f[i].fd >= 0 && ins[i].end < 0) /* a range: not at the end */
             rc = gm_pread_check_size(f[i].fd, f[i].at + f[i].size, ins[i].shown, st);
     return rc;
 }
@@ -356,7 +356,8 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         off_t at = ok && S_ISREG(sb.st_mode) ? lseek(f[i].fd, 0, SEEK_CUR) : -1;
         if (ok && at >= 0) {
             f[i].at = at;
-            f[i].size = (int64_t)sb.st_size > at ? (int64_t)sb.st_size - at : 0;
+            int64_t end = ins[i].end >= 0 ? ins[i].end : (int64_t)sb.st_size;
+            f[i].size = end > at ? end - at : 0;
             known += (uint64_t)f[i].size;
             total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
         } else if (ok) {
