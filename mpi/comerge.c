@@ -204,7 +204,7 @@ int gm_mpi_merge(gm_mpi *m, gm_mpi_input *ins, int nins, gm_status *st)
     rc = boundaries(m, ins, nins, lo, hi, 0, GM_EINPUT, m->ks->unique ? &seed : NULL,
                     &seed_len, st);
     if (!rc && gm_mpi_use_gm_run(m)) {
-        rc = gm_mpi_run_copies(m, GM_OP_MERGE, ins, nins, lo, hi, &out, st);
+        rc = gm_mpi_run_ranges(m, GM_OP_MERGE, ins, nins, lo, hi, &out, st);
         if (!rc)
             rc = gm_mpi_skip_seed(m, &out, seed, seed_len, st);
     } else if (!rc) {
@@ -240,7 +240,7 @@ int gm_mpi_check(gm_mpi *m, gm_mpi_input *in, gm_status *st)
     rc = boundaries(m, in, 1, &lo, &hi, strict, GM_DISORDER, NULL, NULL, st);
     if (!rc && lo < hi && m->cfg->strict) { /* its integers checked as gpumerge checks */
         gm_mpi_spool none = { -1, NULL, 0, 0 };
-        rc = gm_mpi_run_copies(m, GM_OP_CHECK, in, 1, &lo, &hi, &none, st);
+        rc = gm_mpi_run_ranges(m, GM_OP_CHECK, in, 1, &lo, &hi, &none, st);
         gm_mpi_spool_close(&none);
     } else if (!rc && lo < hi) {
         gm_lines_src s;

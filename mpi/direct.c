@@ -1,20 +1,16 @@
 /*
  * direct.c - the exchange between ranks of one host without messages (see
- * gmpi.h): a rank reads what a source on its own host sends it straight from
- * the source's sorted spool, opened through /proc/PID/fd/N (a memfd or a file
- * in -T alike), into its own spool. Open MPI's shared-memory transport copies
- * a large message twice through small fragments when its single copy (CMA) is
- * not permitted, as in containers; opening
- * another process's descriptor needs less (the same user, a read check), and
- * the source's bytes are then read by the parallel pread straight into the
- * mapping of the receiving spool, whose pages are made ahead: preads into
- * one file's mapping scale with the threads, where the kernel's copy between
- * two files (copy_file_range) holds the target's lock and stays near one
- * thread's rate. A
- * source that cannot be opened this way (another PID namespace: the file
- * opened must be the source's own, by device, inode and size), or sends less
- * than a megabyte, sends by messages as before: each receiver says which
- * sources it reads itself, so that their senders skip them.
+ * gmpi.h): a rank opens the sorted spool of a source on its own host through
+ * /proc/PID/fd/N (a memfd or a file in -T alike), and its merge reads the
+ * bytes the source sends it there, where they lie (gm_config's ranges), with
+ * no copy between the two. Open MPI's shared-memory transport copies a large
+ * message twice through small fragments when its single copy (CMA) is not
+ * permitted, as in containers; opening another process's descriptor needs
+ * less (the same user, a read check). A source that cannot be opened this way
+ * (another PID namespace: the file opened must be the source's own, by
+ * device, inode and size), or sends less than a megabyte, sends by messages:
+ * each receiver says which sources it reads itself, so that their senders
+ * skip them.
  */
 #define _GNU_SOURCE
 #include "gmpi.h"
@@ -26,15 +22,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/pread.h"
 #include "../core/util.h"
 
 /* A source sending less goes by messages, whose fixed costs are smaller than
- * an open and a mapping's faults. */
-enum { PIECE = 8 << 20, DIRECT_MIN = 1 << 20 };
+ * an open and a merge's input of its own. */
+enum { DIRECT_MIN = 1 << 20 };
 
-/* Every rank's host, as the lowest world rank on it. */
-static int *hosts(gm_mpi *m)
+int *gm_mpi_hosts(gm_mpi *m)
 {
     MPI_Comm node;
     int leader = m->rank;
@@ -50,8 +44,8 @@ static int *hosts(gm_mpi *m)
     return all;
 }
 
-int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
-                       const int64_t *expect, gm_mpi_direct *d)
+int gm_mpi_direct_plan(gm_mpi *m, const int *host, const gm_mpi_input *local,
+                       const int64_t *cut, const int64_t *expect, gm_mpi_direct *d)
 {
     const int P = m->size;
     d->fd = calloc((size_t)P, sizeof *d->fd);
@@ -62,7 +56,6 @@ int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
     int64_t *start = calloc((size_t)P, sizeof *start);
     if (!d->fd || !d->from || !d->reads || !d->read_by || !where || !start)
         MPI_Abort(m->comm, 2); /* a few words per rank */
-    int *host = hosts(m);
     int mine[2] = { (int)getpid(), local->fd };
     MPI_Allgather(mine, 2, MPI_INT, where, 2, MPI_INT, m->comm);
     /* the spool's identity: a process of another PID namespace (a container)
@@ -100,30 +93,10 @@ int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
         n += d->reads[s];
     }
     MPI_Alltoall(d->reads, 1, MPI_INT, d->read_by, 1, MPI_INT, m->comm);
-    free(host);
     free(ids);
     free(where);
     free(start);
     return n;
-}
-
-int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d, unsigned char *const *to,
-                       const int64_t *expect, gm_status *st)
-{
-    gm_pread_span *span = calloc((size_t)m->size, sizeof *span);
-    if (!span)
-        return gm_fail(st, GM_ENOMEM, "out of memory exchanging");
-    int n = 0;
-    for (int s = 0; s < m->size; s++) {
-        if (!d->reads[s])
-            continue;
-        span[n++] = (gm_pread_span){ d->fd[s], "a temporary file", (char *)to[s], 0,
-                                     (size_t)expect[s], d->from[s] };
-        m->bytes_recv += (double)expect[s];
-    }
-    int rc = n ? gm_pread_parallel(span, n, PIECE, m->nthreads, NULL, NULL, st) : GM_OK;
-    free(span);
-    return rc;
 }
 
 void gm_mpi_direct_free(gm_mpi_direct *d, int P)

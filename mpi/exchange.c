@@ -1,18 +1,20 @@
 /*
  * exchange.c - the sample sort's exchange and merge (see gmpi.h): every rank's
- * sorted lines, cut by the splitters, go to their ranks as bytes. Each source's
- * bytes land in a spool of their own, sized to what comes (MPI_Alltoall of the
- * counts) and mapped, and move in rounds of nonblocking sends and receives
- * straight from the mapping of the rank's sorted lines into those of the
- * spools, with no buffer between; the rank's share for itself is a parallel
- * copy, overlapped with the round's messages, and a source on the same host
- * is read straight from its spool where it can be (direct.c). Spools in memory
- * have their pages made ahead, on a thread of their own during the rank's own
- * sort (gm_mpi_exchange_ahead), so that the exchange only copies. The spools,
- * each in its source's sorted order, are then merged stably by source rank
- * (core/recmerge), which is the input order of equal lines; with -u the merge's
- * sink begins with the last line of the ranks before (the greatest line any of
- * them received), so that a key split across ranks is kept once, first.
+ * sorted lines, cut by the splitters, go to their ranks as bytes. The rank's
+ * own share, and what a source on the same host sends, stay where they lie:
+ * the merge reads them from the source's sorted spool (direct.c), through a
+ * descriptor of the rank's own, with no copy. What sources on other hosts send
+ * lands in a spool per source, sized to what comes (MPI_Alltoall of the
+ * counts) and mapped, in rounds of nonblocking sends and receives straight
+ * from the mapping of the rank's sorted lines into those of the spools, with
+ * no buffer between. Those spools, in memory, have their pages made ahead, on
+ * a thread of their own during the rank's own sort (gm_mpi_exchange_ahead), so
+ * that the exchange only copies. The parts, each in its source's sorted order,
+ * are then merged stably by source rank (core/recmerge, or gm_run with
+ * gm_config's ranges), which is the input order of equal lines; with -u the
+ * merge's sink begins with the last line of the ranks before (the greatest
+ * line any of them received), so that a key split across ranks is kept once,
+ * first.
  */
 #define _GNU_SOURCE
 #include "gmpi.h"
@@ -26,25 +28,34 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/pages.h"
 #include "../core/recmerge.h"
 #include "../core/util.h"
 
 enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30 };
 
-/* The spools, the counts and the cursors, once an exchange. */
+/* The spools, the counts, the cursors and the hosts, once an exchange.
+ * Collective. */
 static void exchange_alloc(gm_mpi *m, gm_mpi_exchange *x)
 {
     const int P = m->size;
     if (x->from)
         return;
+    x->host = gm_mpi_hosts(m);
     x->from = calloc((size_t)P, sizeof *x->from);
+    x->view_fd = calloc((size_t)P, sizeof *x->view_fd);
+    x->view_off = calloc((size_t)P, sizeof *x->view_off);
     x->expect = calloc((size_t)P, sizeof *x->expect);
     x->cursor = calloc((size_t)P, sizeof *x->cursor);
-    if (!x->from || !x->expect || !x->cursor)
+    if (!x->from || !x->view_fd || !x->view_off || !x->expect || !x->cursor)
         MPI_Abort(m->comm, 2); /* a few words per rank */
     for (int s = 0; s < P; s++)
-        x->from[s].fd = -1;
+        x->from[s].fd = x->view_fd[s] = -1;
+}
+
+/* Whether source s is on another host: its bytes come by messages. */
+static int far(const gm_mpi_exchange *x, int me, int s)
+{
+    return x->host[s] != x->host[me];
 }
 
 static void *ahead_main(void *arg)
@@ -52,7 +63,7 @@ static void *ahead_main(void *arg)
     gm_mpi_exchange *x = arg;
     /* a failure leaves the pages to the copies, which report what fails */
     for (int s = 0; s < x->ahead_spools; s++)
-        if (fallocate(x->from[s].fd, 0, 0, (off_t)x->ahead_each) != 0)
+        if (far(x, x->ahead_me, s) && fallocate(x->from[s].fd, 0, 0, (off_t)x->ahead_each) != 0)
             break;
     return NULL;
 }
@@ -71,12 +82,15 @@ int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_statu
     int rc = GM_OK;
     for (int s = 0; s < P && !rc; s++)
         rc = gm_mpi_spool_open(m, &x->from[s], range, st);
-    int in_memory = 1;
-    for (int s = 0; s < P && !rc; s++)
+    int in_memory = 1, nfar = 0;
+    for (int s = 0; s < P && !rc; s++) {
         in_memory &= x->from[s].path == NULL;
+        nfar += far(x, m->rank, s);
+    }
     x->ahead_each = range / P;
     x->ahead_spools = P;
-    if (rc || !in_memory || P < 2 || x->ahead_each < (1 << 20))
+    x->ahead_me = m->rank;
+    if (rc || !in_memory || nfar == 0 || x->ahead_each < (1 << 20))
         return rc;
     x->ahead_on = pthread_create(&x->ahead, NULL, ahead_main, x) == 0;
     return GM_OK;
@@ -85,11 +99,24 @@ int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_statu
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P)
 {
     ahead_wait(x);
-    for (int r = 0; x->from && r < P; r++)
+    for (int r = 0; x->from && r < P; r++) {
         gm_mpi_spool_close(&x->from[r]);
+        if (x->view_fd[r] >= 0)
+            close(x->view_fd[r]);
+    }
+    free(x->host);
     free(x->from);
+    free(x->view_fd);
+    free(x->view_off);
     free(x->expect);
     free(x->cursor);
+}
+
+/* Where source s's bytes lie: the descriptor, and *off, where they begin. */
+static int source_fd(const gm_mpi_exchange *x, int s, int64_t *off)
+{
+    *off = x->view_fd[s] >= 0 ? x->view_off[s] : 0;
+    return x->view_fd[s] >= 0 ? x->view_fd[s] : x->from[s].fd;
 }
 
 /* A spool of len bytes mapped shared and writable (NULL for none), its space
@@ -135,6 +162,8 @@ static int maps_open(gm_mpi *m, const gm_mpi_input *local, gm_mpi_exchange *x, s
         madvise(mp->local, (size_t)local->size, MADV_SEQUENTIAL);
     }
     for (int s = 0; s < P; s++) {
+        if (x->view_fd[s] >= 0)
+            continue;
         mp->to[s] = map_spool(&x->from[s], x->expect[s], st);
         if (mp->to[s] == MAP_FAILED) {
             mp->to[s] = NULL;
@@ -155,10 +184,9 @@ static void maps_close(const gm_mpi_exchange *x, struct maps *mp, int P)
 }
 
 /* One round: up to round bytes to and from every other rank by nonblocking
- * sends and receives straight between the mappings, this rank's own share
- * copied meanwhile. Both sides cut a pair's bytes into the same rounds, so
- * that the messages match without counts exchanged. Returns whether bytes
- * are left. */
+ * sends and receives straight between the mappings. Both sides cut a pair's
+ * bytes into the same rounds, so that the messages match without counts
+ * exchanged. Returns whether bytes are left. */
 static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct maps *mp,
                      int64_t round, MPI_Request *req, int64_t *got)
 {
@@ -172,6 +200,7 @@ static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct m
         MPI_Irecv(mp->to[s] + got[s], (int)n, MPI_BYTE, s, 0, m->comm, &req[nreq++]);
         got[s] += n;
         m->bytes_recv += (double)n;
+        m->bytes_msg += (double)n;
     }
     for (int d = 0; d < P; d++) {
         int64_t n = cut[d + 1] - x->cursor[d];
@@ -182,18 +211,44 @@ static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct m
         x->cursor[d] += n;
         m->bytes_sent += (double)n;
     }
-    int me = m->rank;
-    int64_t n = cut[me + 1] - x->cursor[me];
-    n = n < round ? n : round;
-    if (n > 0) {
-        gm_pages_copy(mp->to[me] + got[me], mp->local + x->cursor[me], (size_t)n, m->nthreads);
-        x->cursor[me] += n;
-        got[me] += n;
-    }
     MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     for (int r = 0; r < P; r++)
         more |= got[r] < x->expect[r] || x->cursor[r] < cut[r + 1];
     return more;
+}
+
+/* The sources whose bytes are read where they lie: the rank's own share of
+ * its sorted spool, and what sources on this host that it can open send it
+ * (direct.c); their senders skip them. Collective. */
+static int read_in_place(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
+                         gm_mpi_exchange *x, int64_t *got, gm_status *st)
+{
+    const int P = m->size, me = m->rank;
+    gm_mpi_direct direct = { 0 };
+    m->direct = gm_mpi_direct_plan(m, x->host, local, cut, x->expect, &direct);
+    for (int d = 0; d < P; d++)
+        if (direct.read_by[d]) {
+            m->bytes_sent += (double)(cut[d + 1] - x->cursor[d]);
+            x->cursor[d] = cut[d + 1];
+        }
+    for (int s = 0; s < P; s++)
+        if (direct.reads[s]) {
+            x->view_fd[s] = direct.fd[s];
+            x->view_off[s] = direct.from[s];
+            direct.fd[s] = -1;
+            got[s] = x->expect[s];
+            m->bytes_recv += (double)x->expect[s];
+        }
+    gm_mpi_direct_free(&direct, P);
+    x->cursor[me] = cut[me + 1];
+    got[me] = x->expect[me];
+    if (x->expect[me] == 0)
+        return GM_OK;
+    x->view_fd[me] = fcntl(local->fd, F_DUPFD_CLOEXEC, 0);
+    x->view_off[me] = cut[me];
+    if (x->view_fd[me] < 0)
+        return gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
+    return GM_OK;
 }
 
 int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
@@ -221,31 +276,21 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     double t0 = gm_now();
     ahead_wait(x);
     m->t_pages += gm_now() - t0;
+    rc = gm_mpi_agree(m, rc, st);
+    if (!rc)
+        rc = read_in_place(m, local, cut, x, got, st);
     struct maps mp = { 0 };
     if (!rc)
         rc = maps_open(m, local, x, &mp, st);
-    rc = gm_mpi_agree(m, rc, st);
-    gm_mpi_direct direct = { 0 };
-    if (!rc) { /* the sources on this host that can be read, read first */
-        m->direct = gm_mpi_direct_plan(m, local, cut, x->expect, &direct);
-        for (int d = 0; d < P; d++)
-            if (direct.read_by[d]) {
-                m->bytes_sent += (double)(cut[d + 1] - x->cursor[d]);
-                x->cursor[d] = cut[d + 1];
-            }
-        double t1 = gm_now();
-        rc = gm_mpi_direct_copy(m, &direct, mp.to, x->expect, st);
-        m->t_copy += gm_now() - t1;
-        for (int s = 0; s < P; s++)
-            if (direct.reads[s])
-                got[s] = x->expect[s];
-        gm_mpi_direct_free(&direct, P);
-        rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
-    }
+    rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
+    int more = 0;
+    for (int r = 0; r < P; r++)
+        more |= got[r] < x->expect[r] || x->cursor[r] < cut[r + 1];
+    more = more && !rc; /* a rank with no messages left is in no other's */
     double t2 = gm_now();
-    for (int more = !rc; more; m->rounds++)
+    for (; more; m->rounds++)
         more = round_run(m, cut, x, &mp, round, req, got);
     m->t_copy += gm_now() - t2;
     for (int s = 0; s < P; s++)
@@ -267,9 +312,12 @@ int gm_mpi_unique_seed(gm_mpi *m, const gm_mpi_exchange *x, unsigned char **seed
     size_t best_len = 0, len;
     int rc = GM_OK;
     for (int s = 0; s < m->size && !rc; s++) {
-        gm_mpi_input in = { .fd = x->from[s].fd, .size = x->from[s].bytes };
+        int64_t off;
+        gm_mpi_input in = { .fd = source_fd(x, s, &off) };
+        in.size = off + x->from[s].bytes;
         snprintf(in.shown, sizeof in.shown, "a temporary file");
-        if (in.size == 0 || (rc = gm_mpi_line_before(&in, m->ks->eol, in.size, &line, &len, st)))
+        if (x->from[s].bytes == 0 ||
+            (rc = gm_mpi_line_before(&in, m->ks->eol, in.size, &line, &len, st)))
             continue;
         if (!best || gm_line_cmp(m->ks, line, len, best, best_len) > 0) {
             free(best);
@@ -331,10 +379,11 @@ static int merge_records(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *see
     for (int s = 0; s < P && !rc; s++) {
         if (x->from[s].bytes == 0)
             continue;
-        lseek(x->from[s].fd, 0, SEEK_SET);
-        gm_lines_open_fd(&srcs[k], x->from[s].fd, 0, "a temporary file", m->ks->eol);
+        int64_t off;
+        int fd = source_fd(x, s, &off);
+        gm_lines_open_fd(&srcs[k], fd, 0, "a temporary file", m->ks->eol);
         ptr[k] = &srcs[k];
-        k++;
+        rc = gm_lines_range(&srcs[k++], off, off + x->from[s].bytes, st);
     }
     if (!rc)
         rc = gm_mpi_merge_into(m, ptr, k, 0, seed, seed_len, out, st);
@@ -351,19 +400,30 @@ int gm_mpi_merge_received(gm_mpi *m, gm_mpi_exchange *x, const unsigned char *se
     if (!gm_mpi_use_gm_run(m))
         return merge_records(m, x, seed, seed_len, out, st);
     int *fds = calloc((size_t)m->size + 1, sizeof *fds), k = 0;
-    if (!fds)
+    int64_t *ranges = calloc(2 * (size_t)m->size + 1, sizeof *ranges);
+    if (!fds || !ranges) {
+        free(fds);
+        free(ranges);
         return gm_fail(st, GM_ENOMEM, "out of memory merging");
-    for (int s = 0; s < m->size; s++)
-        if (x->from[s].bytes > 0 && lseek(x->from[s].fd, 0, SEEK_SET) == 0)
-            fds[k++] = x->from[s].fd;
+    }
+    for (int s = 0; s < m->size; s++) {
+        if (x->from[s].bytes == 0)
+            continue;
+        int64_t off;
+        fds[k] = source_fd(x, s, &off);
+        ranges[2 * k] = off;
+        ranges[2 * k + 1] = off + x->from[s].bytes;
+        k++;
+    }
     /* A stable sort of the spools in source order is their stable merge; on a
      * GPU the integer path sorts text at the speed of its copies, where the
      * host's merge parses and formats every line on the CPU. */
     int gpu = m->cfg->device == GM_DEVICE_GPU ||
               (m->cfg->device == GM_DEVICE_AUTO && access("/dev/nvidiactl", F_OK) == 0);
     gm_op op = gpu && (m->cfg->strict || m->ks->whole_line_numeric) ? GM_OP_SORT : GM_OP_MERGE;
-    int rc = gm_mpi_by_gm_run(m, op, fds, k, out, st);
+    int rc = gm_mpi_by_gm_run(m, op, fds, ranges, k, out, st);
     free(fds);
+    free(ranges);
     if (rc)
         return rc;
     return gm_mpi_skip_seed(m, out, seed, seed_len, st);

@@ -39,10 +39,11 @@ typedef struct gm_mpi {
     size_t budget;
     /* -v */
     double bytes_read, bytes_sent, bytes_recv, bytes_out;
+    double bytes_msg;       /* of bytes_recv, those that came by messages */
     double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
-    double t_copy, t_pages; /* of the exchange: copying, waiting for spools' pages */
+    double t_copy, t_pages; /* of the exchange: messages, waiting for spools' pages */
     int rounds;             /* of the exchange */
-    int direct;             /* sources the exchange read from their spools */
+    int direct;             /* sources read in place from their spools */
     int runs;               /* temporary runs of the local sort */
     /* rank 0: -o's file beside the target, made ahead (gm_mpi_output_ahead) */
     char *out_tmp;
@@ -159,21 +160,32 @@ int gm_mpi_seed_last(gm_recsink *k, const unsigned char *line, size_t len, gm_st
 
 /* The exchange's state: what came from each rank. */
 typedef struct gm_mpi_exchange {
+    int *host;              /* every rank's host, as its lowest rank (gm_mpi_hosts) */
     gm_mpi_spool *from;     /* one spool per source rank */
+    int *view_fd;           /* per source: a descriptor its bytes are read from where
+                               they lie (the rank's own sorted spool, or the
+                               source's on this host), -1: from[source] */
+    int64_t *view_off;      /* per source: where its bytes begin there */
     int64_t *expect;        /* bytes each source sends here */
     int64_t *cursor;        /* the next byte to send to each rank */
     pthread_t ahead;        /* makes the spools' pages ahead (ahead_on) */
     int ahead_on;
     int64_t ahead_each;     /* the bytes it makes in each spool */
     int ahead_spools;       /* in the first this many spools */
+    int ahead_me;           /* the rank, for the thread */
 } gm_mpi_exchange;
 
 /* Opens the exchange's spools before the rank's own sort of range bytes and,
- * where they are in memory, makes each one's share of pages (range / ranks) on a
- * thread of its own meanwhile: making a spool's pages costs as much as copying
- * into them, and the own sort leaves the host's memory bandwidth to spare.
- * gm_mpi_exchange_run waits for it; gm_mpi_exchange_free too. */
+ * where they are in memory, makes the pages of those of sources on other hosts
+ * (range / ranks each) on a thread of its own meanwhile: making a spool's pages
+ * costs as much as copying into them, and the own sort leaves the host's memory
+ * bandwidth to spare. gm_mpi_exchange_run waits for it; gm_mpi_exchange_free
+ * too. Collective. */
 int gm_mpi_exchange_ahead(gm_mpi *m, gm_mpi_exchange *x, int64_t range, gm_status *st);
+
+/* Every rank's host, as the lowest world rank on it (malloc'd; direct.c).
+ * Collective. */
+int *gm_mpi_hosts(gm_mpi *m);
 
 /* The exchange's reads between ranks of one host (direct.c). */
 typedef struct gm_mpi_direct {
@@ -184,20 +196,18 @@ typedef struct gm_mpi_direct {
 } gm_mpi_direct;
 
 /* Opens the sorted spool (local, cut at cut) of every other source on this
- * rank's host that sends it bytes (expect), and tells every source which of
- * its destinations read for themselves. Collective; returns the sources read
- * here. */
-int gm_mpi_direct_plan(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
-                       const int64_t *expect, gm_mpi_direct *d);
-/* Reads each such source's bytes (expect[source]) into the mapping of its spool
- * here, to[source], on the rank's threads. */
-int gm_mpi_direct_copy(gm_mpi *m, gm_mpi_direct *d,
-                       unsigned char *const *to, const int64_t *expect, gm_status *st);
+ * rank's host (host: gm_mpi_hosts) that sends it bytes (expect), and tells
+ * every source which of its destinations read for themselves. Collective;
+ * returns the sources read here. */
+int gm_mpi_direct_plan(gm_mpi *m, const int *host, const gm_mpi_input *local,
+                       const int64_t *cut, const int64_t *expect, gm_mpi_direct *d);
 void gm_mpi_direct_free(gm_mpi_direct *d, int P);
 
 /* Sends the bytes [cut[d], cut[d + 1]) of the rank's sorted lines (local, its
- * cuts at line starts) to rank d, for every d, in bounded rounds; what comes
- * lands in x->from[source]. Collective; agreed status. */
+ * cuts at line starts) to rank d, for every d: what a rank on the same host
+ * can open it reads where they lie (x->view_fd), as it does its own share;
+ * the rest goes by messages in bounded rounds into x->from[source].
+ * Collective; agreed status. */
 int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut,
                         gm_mpi_exchange *x, gm_status *st);
 void gm_mpi_exchange_free(gm_mpi_exchange *x, int P);
@@ -222,17 +232,11 @@ int gm_mpi_local_sort(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_
  * use (localsort.c). */
 int gm_mpi_use_gm_run(const gm_mpi *m);
 
-/* op by gm_run over copies of the inputs' bytes [lo[i], hi[i]) (those not
- * empty) into a new spool out; a message about a copy is made one about its
- * input, its line counted in the input. */
-int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
+/* op by gm_run over the inputs' bytes [lo[i], hi[i]) (those not empty), read
+ * where they lie (gm_config's ranges), into a new spool out; a message about a
+ * range is made one about its input, its line counted in the input. */
+int gm_mpi_run_ranges(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
                       const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st);
-
-/* Copies the bytes [lo, hi) of the inputs' concatenation into fd, a terminator
- * added after a file's unended last line (localsort.c). */
-int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
-                      int fd, gm_status *st);
-
 /* Below this many threads a bulk copy goes through a buffer by pread and
  * pwrite: on one or two threads the mappings' page faults cost more than the
  * copy into the buffer. */
@@ -252,10 +256,11 @@ int gm_mpi_copy_plain(int from, int64_t from_off, int to, int64_t to_off, int64_
 /* Whether fd's file system has room for len more bytes (or does not say). */
 int gm_mpi_room_for(int fd, int64_t len);
 
-/* op by gm_run over the n descriptors (read from their offsets) into a new
- * spool, a temporary file. */
-int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *out,
-                     gm_status *st);
+/* op by gm_run over the n descriptors into a new spool, a temporary file: each
+ * descriptor's file whole, or the bytes [ranges[2 i], ranges[2 i + 1]) of it
+ * (ranges not NULL). */
+int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, const int64_t *ranges, int n,
+                     gm_mpi_spool *out, gm_status *st);
 
 /* ---- the operations */
 

@@ -10,12 +10,11 @@
  *   gm_run   where the integer path may serve the order (whole lines by -n:
  *            canonical integers are parsed into keys, far faster than records)
  *            or the rank has a GPU to use (--device=gpu, or auto on a node with
- *            NVIDIA devices), and --strict: the range copied into a file of
- *            its own per input (in memory when it fits a quarter of the
- *            budget; a missing last terminator added), sorted by the
- *            one-process program (gm_run: the integer path and the GPU's text
- *            path, or the records path) into a temporary file, which becomes
- *            the spool; a message about a copy names its input and line
+ *            NVIDIA devices), and --strict: the range's part of each input
+ *            sorted where it lies by the one-process program (gm_run with
+ *            gm_config's ranges: the integer path and the GPU's text path, or
+ *            the records path) into a temporary file, which becomes the
+ *            spool; a message names the input and its line there
  *
  * Both keep -u's first line of equal keys and -s's input order, so the
  * spool's order is the input order of equal lines within the rank.
@@ -28,14 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../core/cleanup.h"
-#include "../core/pages.h"
 #include "../core/recrun.h"
 #include "../core/recsort.h"
-#include "../core/pread.h"
 #include "../core/util.h"
 
 enum { MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20, DEFAULT_FAN_IN = 16 };
@@ -183,68 +179,6 @@ static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
 
 /* ------------------------------------------------------------------ gm_run */
 
-enum { PIECE = 8 << 20 };
-
-/* Reads one input's bytes [a, b) into fd at w, straight into fd's mapping by
- * the parallel pread (through a buffer on fewer than GM_MPI_MAPPED_FROM
- * threads), a terminator added after an unended last line; *w moves past them. */
-static int copy_one(gm_mpi *m, const gm_mpi_input *in, int64_t a, int64_t b, int fd, int64_t *w,
-                    gm_status *st)
-{
-    const int64_t n = b - a;
-    if (m->nthreads < GM_MPI_MAPPED_FROM) {
-        unsigned char last = (unsigned char)m->ks->eol;
-        int err = gm_mpi_copy_plain(in->fd, a - in->base, fd, *w, n);
-        if (!err && b == in->base + in->size)
-            err = gm_pread_all(in->fd, &last, 1, b - 1 - in->base);
-        if (err)
-            return err < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", in->shown)
-                           : gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
-        *w += n;
-        if (last != (unsigned char)m->ks->eol) {
-            if (pwrite(fd, &m->ks->eol, 1, (off_t)*w) != 1)
-                return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
-            *w += 1;
-        }
-        return GM_OK;
-    }
-    if (!gm_mpi_room_for(fd, n + 1))
-        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(ENOSPC));
-    if (ftruncate(fd, (off_t)(*w + n + 1)) != 0)
-        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
-    char *base = NULL;
-    size_t size = 0;
-    char *dst = gm_pages_map(fd, (off_t)*w, (size_t)n + 1, &base, &size);
-    if (!dst)
-        return gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
-    gm_pread_span span = { in->fd, in->shown, dst, 0, (size_t)n, a - in->base };
-    int rc = gm_pread_parallel(&span, 1, PIECE, m->nthreads, NULL, NULL, st);
-    int64_t put = n;
-    if (!rc && b == in->base + in->size && dst[n - 1] != m->ks->eol)
-        dst[put++] = m->ks->eol;
-    munmap(base, size);
-    *w += put;
-    return rc;
-}
-
-int gm_mpi_copy_range(gm_mpi *m, const gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
-                      int fd, gm_status *st)
-{
-    int rc = GM_OK;
-    int64_t w = 0;
-    for (int i = 0; i < nins && !rc; i++) {
-        int64_t a = lo > ins[i].base ? lo : ins[i].base;
-        int64_t b = hi < ins[i].base + ins[i].size ? hi : ins[i].base + ins[i].size;
-        if (a >= b)
-            continue;
-        rc = copy_one(m, &ins[i], a, b, fd, &w, st);
-        m->bytes_read += (double)(b - a);
-    }
-    if (!rc && ftruncate(fd, (off_t)w) != 0)
-        rc = gm_fail(st, GM_EIO, "write failed: a temporary file: %s", strerror(errno));
-    return rc;
-}
-
 /* Rank 0's messages of its own sort, said as such. */
 static void local_say(void *ctx, gm_message kind, const char *text)
 {
@@ -254,8 +188,8 @@ static void local_say(void *ctx, gm_message kind, const char *text)
     cfg->message(cfg->message_ctx, kind, buf);
 }
 
-int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *out,
-                     gm_status *st)
+int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, const int64_t *ranges, int n,
+                     gm_mpi_spool *out, gm_status *st)
 {
     char *path = NULL, (*names)[32] = calloc((size_t)n + 1, sizeof *names);
     char **ptr = calloc((size_t)n + 1, sizeof *ptr);
@@ -272,9 +206,10 @@ int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *o
         gm_config c = *m->cfg;
         c.output = path;
         c.threads = m->nthreads;
-        c.buffer_size = m->budget / 2; /* beside a copy of at most a quarter */
+        c.buffer_size = m->budget / 2; /* beside the exchange's spools */
         c.message = m->rank == 0 && c.message ? local_say : NULL;
         c.message_ctx = (void *)m->cfg;
+        c.ranges = ranges;
         c.last = op == GM_OP_MERGE; /* the sort's CUDA context serves the merge */
         rc = n ? gm_run(op, &c, ptr, n, st) : GM_OK;
     }
@@ -295,43 +230,41 @@ int gm_mpi_by_gm_run(gm_mpi *m, gm_op op, const int *fds, int n, gm_mpi_spool *o
     return GM_OK;
 }
 
-int gm_mpi_run_copies(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
+int gm_mpi_run_ranges(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
                       const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st)
 {
-    gm_mpi_spool *sp = calloc((size_t)nins + 1, sizeof *sp);
     int *fds = calloc((size_t)nins + 1, sizeof *fds), *which = calloc((size_t)nins + 1, sizeof *which);
-    int rc = sp && fds && which ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory"), k = 0;
-    double t0 = gm_now();
-    for (int i = 0; i < nins && !rc; i++) {
+    int64_t *ranges = calloc(2 * (size_t)nins + 1, sizeof *ranges);
+    if (!fds || !which || !ranges) {
+        free(fds);
+        free(which);
+        free(ranges);
+        return gm_fail(st, GM_ENOMEM, "out of memory");
+    }
+    int k = 0;
+    for (int i = 0; i < nins; i++) {
         if (lo[i] >= hi[i])
             continue;
-        rc = gm_mpi_spool_open(m, &sp[k], hi[i] - lo[i], st);
-        if (rc)
-            break;
-        fds[k] = sp[k].fd;
+        fds[k] = ins[i].fd;
+        ranges[2 * k] = lo[i];
+        ranges[2 * k + 1] = hi[i];
         which[k++] = i;
-        rc = gm_mpi_copy_range(m, &ins[i], 1, ins[i].base + lo[i], ins[i].base + hi[i],
-                               sp[k - 1].fd, st);
-        if (!rc && lseek(sp[k - 1].fd, 0, SEEK_SET) != 0)
-            rc = gm_fail(st, GM_EIO, "cannot read: a temporary file: %s", strerror(errno));
+        m->bytes_read += (double)(hi[i] - lo[i]);
     }
-    m->t_read += gm_now() - t0;
-    if (!rc)
-        rc = gm_mpi_by_gm_run(m, op, fds, k, out, st);
-    for (int j = 0; rc && j < k; j++) { /* a message about a copy is one about its input */
+    int rc = gm_mpi_by_gm_run(m, op, fds, ranges, k, out, st);
+    for (int j = 0; rc && j < k; j++) { /* a message about a range is one about its input */
         char name[64];
         snprintf(name, sizeof name, "/proc/self/fd/%d", fds[j]);
         gm_mpi_rename(st, name, &ins[which[j]], m->ks->eol, lo[which[j]]);
     }
-    for (int j = 0; sp && j < k; j++)
-        gm_mpi_spool_close(&sp[j]);
-    free(sp);
     free(fds);
     free(which);
+    free(ranges);
     return rc;
 }
 
-/* The rank's range of the concatenation by gm_run, one copy per input. */
+/* The rank's range of the concatenation by gm_run, each input's part of it read
+ * where it lies. */
 static int sort_by_gm_run(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, int64_t hi,
                           gm_mpi_spool *sorted, gm_status *st)
 {
@@ -343,7 +276,7 @@ static int sort_by_gm_run(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t lo, in
         a[i] = (lo > ins[i].base ? lo : ins[i].base) - ins[i].base;
         b[i] = (hi < end ? hi : end) - ins[i].base;
     }
-    int rc = gm_mpi_run_copies(m, GM_OP_SORT, ins, nins, a, b, sorted, st);
+    int rc = gm_mpi_run_ranges(m, GM_OP_SORT, ins, nins, a, b, sorted, st);
     free(a);
     return rc;
 }

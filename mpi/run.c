@@ -24,7 +24,7 @@
 
 enum { MIN_BUDGET = 1 << 20 };
 
-enum { NSTAT = 15 };
+enum { NSTAT = 16 };
 
 /* Rank 0 says the run, every rank's bytes and phases, then a row per phase
  * (the slowest rank's time, as the ranks wait for each other between phases)
@@ -34,7 +34,7 @@ static void report(gm_mpi *m, gm_op op, double took)
     double mine[NSTAT] = { m->bytes_read, m->bytes_sent, m->bytes_recv, m->bytes_out,
                            m->t_read, m->t_sort, m->t_sample, m->t_exchange, m->t_merge,
                            m->t_write, (double)m->rounds, (double)m->runs, (double)m->direct,
-                           m->t_copy, m->t_pages };
+                           m->t_copy, m->t_pages, m->bytes_msg };
     double *all = m->rank == 0 ? calloc((size_t)m->size * NSTAT, sizeof *all) : NULL;
     MPI_Gather(mine, NSTAT, MPI_DOUBLE, all, NSTAT, MPI_DOUBLE, 0, m->comm);
     if (m->rank != 0 || !all)
@@ -66,12 +66,11 @@ static void report(gm_mpi *m, gm_op op, double took)
     gm_report_row(cfg, "read", max[4], "the slowest rank's, as for every phase");
     gm_report_row(cfg, "sort", max[5], "%s", "");
     gm_report_row(cfg, "sample", max[6], "%s", "");
-    gm_report_row(cfg, "exchange", max[7], "%.0f rounds, %.2f GB/s a rank each way (the "
-                  "copies %.3f s: %.2f GB/s; waiting for the spools' pages %.3f s); %.0f of %d "
-                  "sources read from their spools on their host", max[10],
-                  max[7] > 0 ? sum[1] / m->size / max[7] / 1e9 : 0.0, max[13],
-                  max[13] > 0 ? sum[1] / m->size / max[13] / 1e9 : 0.0, max[14], sum[12],
-                  m->size * (m->size - 1));
+    gm_report_row(cfg, "exchange", max[7], "%.0f of %d sources read in place by the merge "
+                  "(on their host); by messages %.0f bytes a rank in %.0f rounds, %.3f s "
+                  "(%.2f GB/s); waiting for the spools' pages %.3f s", sum[12],
+                  m->size * (m->size - 1), sum[15] / m->size, max[10], max[13],
+                  max[13] > 0 ? sum[15] / m->size / max[13] / 1e9 : 0.0, max[14]);
     gm_report_row(cfg, "merge", max[8], "%s", "");
     gm_report_row(cfg, "write", max[9], "%s", "");
     gm_report_row(cfg, "total", took, "%s", "");

@@ -18,10 +18,11 @@
  *   exchange  the spool's lines up to each splitter (compared by line, then
  *             position, so equal keys may be split but keep input order; found
  *             by gm_mpi_corank) go to that splitter's rank, by nonblocking
- *             messages in rounds of a bounded size per destination, or read
- *             from the source's spool on one host (exchange.c, direct.c),
- *             each source's bytes kept in a spool of their own
- *   merge     the P sorted spools merged stably by source rank (the input order
+ *             messages in rounds of a bounded size per destination into a
+ *             spool per source, or, from a source on the same host and from
+ *             the rank itself, are read where they lie in the source's spool
+ *             (exchange.c, direct.c)
+ *   merge     the P sorted parts merged stably by source rank (the input order
  *             of equal lines) into the rank's output spool; -u drops a rank's
  *             first lines equal to the last line of the ranks before it
  *   place     the output spools placed in rank order (output.c)

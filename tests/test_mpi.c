@@ -174,7 +174,8 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     cr_assert(strstr(g.err, "gpumerge: mpi      sort on 3 ranks"), "%s", g.err);
     cr_assert(strstr(g.err, "gpumerge: exchange "), "%s", g.err);
     /* under a megabyte a source: by messages */
-    cr_assert(strstr(g.err, "0 of 6 sources read from their spools on their host"), "%s", g.err);
+    cr_assert(strstr(g.err, "0 of 6 sources read in place by the merge"), "%s", g.err);
+    cr_assert(!strstr(g.err, "by messages 0 bytes"), "%s", g.err);
     cr_assert(strstr(g.err, "gpumerge: total "), "%s", g.err);
     cr_assert_eq(count(g.err, "gpumerge: rank "), 3, "%s", g.err);
     cr_assert_eq(count(g.err, "(0 temporary runs)"), 0, "%s", g.err);
@@ -191,7 +192,7 @@ Test(mpi, sort_external_bounded_rounds_and_output_file, .timeout = 120)
     shell(dir, "test -z \"$(ls -A | grep gpumerge-mpi)\""); /* no temporary file left */
 }
 
-Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
+Test(mpi, sort_reads_sources_on_its_host_in_place, .timeout = 120)
 {
     mpi_bin();
     char *dir = scratch_dir();
@@ -200,10 +201,10 @@ Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
         cmd_result g = mpi_run(dir, np, "sort -v -t, -k2,2 -k1,1n -o out a");
         cr_assert_eq(g.status, 0, "%s", g.err);
         char want[80];
-        snprintf(want, sizeof want, "%d of %d sources read from their spools on their host",
+        snprintf(want, sizeof want, "%d of %d sources read in place by the merge",
                  np * (np - 1), np * (np - 1));
         cr_assert(strstr(g.err, want), "%s", g.err);
-        cr_assert(strstr(g.err, "GB/s a rank each way (the copies ") &&
+        cr_assert(strstr(g.err, "by messages 0 bytes a rank in 0 rounds") &&
                       strstr(g.err, "; waiting for the spools' pages "),
                   "%s", g.err);
         cmd_free(&g);
@@ -214,7 +215,7 @@ Test(mpi, sort_reads_sources_on_its_host_from_their_spools, .timeout = 120)
         cr_assert(strstr(t.err, want), "%s", t.err);
         cmd_free(&t);
         shell(dir, "cmp out tout && test -z \"$(ls -A | grep gpumerge-mpi)\"");
-        /* the integer path's copies too (a GPU rank's way, here on the cores) */
+        /* the integer path's ranges too (a GPU rank's way, here on the cores) */
         shell(dir, "cut -d, -f1 a | grep -E '^-?[1-9][0-9]*$|^0$' > ints");
         cmd_result i = mpi_run(dir, np, "sort -o iout ints");
         cr_assert_eq(i.status, 0, "%s", i.err);
