@@ -119,11 +119,19 @@ static char *numbers(uint64_t seed, int n, int sorted)
     return t.buf;
 }
 
+/* Two ranges of integers (30000 and 20000 lines, sorted when asked). */
+static void ranged_numbers(struct ranged *r, uint64_t seed, int sorted, const char *noise)
+{
+    char *a = numbers(seed, 30000, sorted), *b = numbers(seed + 1, 20000, sorted);
+    ranged_make(r, a, b, noise);
+    free(a);
+    free(b);
+}
+
 Test(ranges, integer_sort_in_memory_and_through_runs)
 {
-    char *a = numbers(1, 30000, 0), *b = numbers(2, 20000, 0);
     struct ranged r;
-    ranged_make(&r, a, b, "-999999999\n999999999\n");
+    ranged_numbers(&r, 1, 0, "-999999999\n999999999\n");
     gm_config c = base();
     c.strict = 1;
     same_as_alone(GM_OP_SORT, c, &r);
@@ -134,15 +142,12 @@ Test(ranges, integer_sort_in_memory_and_through_runs)
     c.reverse = 1;
     same_as_alone(GM_OP_SORT, c, &r);
     ranged_free(&r);
-    free(a);
-    free(b);
 }
 
 Test(ranges, integer_merge_and_check)
 {
-    char *a = numbers(3, 30000, 1), *b = numbers(4, 20000, 1);
     struct ranged r;
-    ranged_make(&r, a, b, "5\n-3\n");
+    ranged_numbers(&r, 3, 1, "5\n-3\n");
     gm_config c = base();
     c.strict = 1;
     same_as_alone(GM_OP_MERGE, c, &r);
@@ -150,8 +155,6 @@ Test(ranges, integer_merge_and_check)
     same_as_alone(GM_OP_MERGE, c, &r);
     same_as_alone(GM_OP_CHECK, c, &r);
     ranged_free(&r);
-    free(a);
-    free(b);
 }
 
 Test(ranges, records_sort_and_merge)
@@ -221,12 +224,11 @@ Test(ranges, a_message_counts_lines_from_the_range)
 }
 
 /* The GPU's paths read ranges as the CPU's do: the integer text path and the
- * records path, against the CPU on the files alone. */
+ * records path, against the same run on the files alone. */
 Test(ranges, on_the_gpu)
 {
     struct ranged r;
-    char *a = numbers(8, 30000, 0), *b = numbers(9, 20000, 0);
-    ranged_make(&r, a, b, "-999999999\n999999999\n");
+    ranged_numbers(&r, 8, 0, "-999999999\n999999999\n");
     gm_config c = base();
     c.strict = 1;
     c.device = GM_DEVICE_GPU;
@@ -245,6 +247,4 @@ Test(ranges, on_the_gpu)
     same_as_alone(GM_OP_SORT, c, &r);
     ranged_free(&r);
     free(out);
-    free(a);
-    free(b);
 }
