@@ -164,6 +164,7 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
     if (!rc)
         rc = gm_recsink_flush(&sink, st);
     gm_recsink_free(&sink);
+    r->out = NULL; /* the sink lives in this call only */
     gm_status ignored;
     int frc = gm_writer_finish(&w, rc ? &ignored : st);
     if (!rc)
