@@ -221,6 +221,9 @@ Test(mpi, sort_reads_sources_on_its_host_in_place, .timeout = 120)
         cr_assert_eq(i.status, 0, "%s", i.err);
         cmd_free(&i);
         shell(dir, "LC_ALL=C sort -n ints | cmp - iout");
+        /* -u's seed, the last line of the ranks before, read in place too */
+        same_output(dir, np, "sort -u -t, -k2,2 -k1,1n a", "-u -t, -k2,2 -k1,1n a");
+        same_output(dir, np, "sort -u -r ints", "-u -n -r ints");
     }
 }
 
