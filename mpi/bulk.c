@@ -1,12 +1,11 @@
 /*
  * bulk.c - the ranks' bulk copies between files (see gmpi.h): a range of one
- * file into another at any offset, from the source's mapping into the
- * target's by the pool's threads (core/pages.h's parallel copy), after a look
- * at the target's free space so that a full file system is an error before
- * the copy rather than a fault in it; on few threads, or where a file cannot
- * be mapped, by pread and pwrite through a buffer. The copies are the rank's
- * range of the inputs into its own spool and its output spool into -o at its
- * offset.
+ * file into another at any offset, read by the parallel pread straight into
+ * the target's mapping on the pool's threads, after a look at the target's
+ * free space so that a full file system is an error before the copy rather
+ * than a fault in it; on few threads, or where the target cannot be mapped,
+ * in the kernel (copy_file_range) or by pread and pwrite through a buffer.
+ * The copies are each rank's output spool into -o at its offset.
  */
 #define _GNU_SOURCE
 #include "gmpi.h"
@@ -21,20 +20,7 @@
 #include "../core/pages.h"
 #include "../core/pread.h"
 
-enum { PLAIN_CHUNK = 4 << 20 };
-
-static int write_from(int to, const char *src, int64_t len, int64_t off)
-{
-    for (int64_t put = 0; put < len;) {
-        size_t n = len - put < (1 << 30) ? (size_t)(len - put) : (size_t)1 << 30;
-        ssize_t w = pwrite(to, src + put, n, (off_t)(off + put));
-        if (w < 0 && errno != EINTR)
-            return errno;
-        if (w > 0)
-            put += w;
-    }
-    return 0;
-}
+enum { PLAIN_CHUNK = 4 << 20, PIECE = 8 << 20 };
 
 int gm_mpi_room_for(int fd, int64_t len)
 {
@@ -97,22 +83,16 @@ int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_
         return errno;
     if ((int64_t)tb.st_size < to_off + len && ftruncate(to, (off_t)(to_off + len)) != 0)
         return errno;
-    const int64_t page = sysconf(_SC_PAGESIZE);
-    const int64_t lead = from_off % page;
-    char *src = mmap(NULL, (size_t)(len + lead), PROT_READ, MAP_SHARED, from,
-                     (off_t)(from_off - lead));
-    if (src == MAP_FAILED)
-        return gm_mpi_copy_plain(from, from_off, to, to_off, len);
     char *dbase = NULL;
     size_t dsize = 0;
     char *dst = gm_pages_map(to, (off_t)to_off, (size_t)len, &dbase, &dsize);
-    int err = 0;
-    if (dst) {
-        gm_pages_copy(dst, src + lead, (size_t)len, nthreads);
-        munmap(dbase, dsize);
-    } else {
-        err = write_from(to, src + lead, len, to_off);
-    }
-    munmap(src, (size_t)(len + lead));
-    return err;
+    if (!dst)
+        return gm_mpi_copy_plain(from, from_off, to, to_off, len);
+    /* read straight into the target's mapping: preads into one mapping scale
+     * with the threads, where faulting in the source's mapping too does not */
+    gm_pread_span span = { from, "a temporary file", dst, 0, (size_t)len, from_off };
+    gm_status st;
+    int rc = gm_pread_parallel(&span, 1, PIECE, nthreads, NULL, NULL, &st);
+    munmap(dbase, dsize);
+    return rc == GM_OK ? 0 : rc == GM_ENOMEM ? ENOMEM : EIO;
 }
