@@ -242,12 +242,12 @@ int gm_mpi_run_ranges(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
  * copy into the buffer. */
 enum { GM_MPI_MAPPED_FROM = 4 };
 
-/* Copies len bytes of from at from_off to to at to_off (bulk.c), through
- * mappings on nthreads threads of the pool where both files map, else by pread
- * and pwrite. For files of the ranks' own (spools): a source that changes
- * while mapped is not guarded against. Returns 0, an errno value (ENOSPC when
- * the target's file system lacks the room: not asked when reserved says the
- * target's pages are made), or -1 when from ends first. */
+/* Copies len bytes of from at from_off to to at to_off (bulk.c): read by the
+ * parallel pread on nthreads threads of the pool into a mapping of the
+ * target, else in the kernel or by pread and pwrite. Returns 0, an errno value
+ * (ENOSPC when the target's file system lacks the room: not asked when
+ * reserved says the target's pages are made; EIO for a read that failed), or
+ * -1 when from ends first. */
 int gm_mpi_copy_bytes(int from, int64_t from_off, int to, int64_t to_off, int64_t len,
                       int reserved, int nthreads);
 /* The same by pread and pwrite through a buffer on the calling thread; safe
