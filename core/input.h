@@ -94,6 +94,12 @@ int gm_input_open(gm_input *in, const char *name, gm_status *st);
  * at the range's end. Returns GM_OK, or GM_EIO ("cannot read: FILE: REASON"). */
 int gm_input_range(gm_input *in, const gm_config *cfg, int i, gm_status *st);
 
+/* Where in's bytes end: its range's end, else file_size (the file's). */
+static inline int64_t gm_input_end(const gm_input *in, int64_t file_size)
+{
+    return in->end >= 0 ? in->end : file_size;
+}
+
 /* Parses block b on o->nthreads threads, appending its keys to kb (NULL keeps no
  * keys, as check does). Returns GM_OK; GM_EINPUT with
  * "FILE:LINE: not an integer: 'TEXT'" or "FILE:LINE: out of range: 'TEXT'", or

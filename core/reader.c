@@ -96,8 +96,8 @@ int gm_input_start(gm_input *in, size_t block_bytes, gm_status *st)
         if (at >= 0) {
             rd->regular = 1;
             rd->start = at;
-            rd->size = in->end >= 0 ? (in->end > at ? in->end : at)
-                       : (int64_t)sb.st_size > at ? (int64_t)sb.st_size : at;
+            int64_t end = gm_input_end(in, (int64_t)sb.st_size);
+            rd->size = end > at ? end : at;
             in->size = rd->size - at;
             if (!in->ahead && !forced_read_ahead)
                 return GM_OK; /* read in gm_input_next, no thread */

@@ -356,7 +356,7 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
         off_t at = ok && S_ISREG(sb.st_mode) ? lseek(f[i].fd, 0, SEEK_CUR) : -1;
         if (ok && at >= 0) {
             f[i].at = at;
-            int64_t end = ins[i].end >= 0 ? ins[i].end : (int64_t)sb.st_size;
+            int64_t end = gm_input_end(&ins[i], (int64_t)sb.st_size);
             f[i].size = end > at ? end - at : 0;
             known += (uint64_t)f[i].size;
             total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
