@@ -183,6 +183,16 @@ static void maps_close(const gm_mpi_exchange *x, struct maps *mp, int P)
     free(mp->to);
 }
 
+/* Whether bytes are left to send or receive by messages. */
+static int pending(const gm_mpi *m, const int64_t *cut, const gm_mpi_exchange *x,
+                   const int64_t *got)
+{
+    for (int r = 0; r < m->size; r++)
+        if (got[r] < x->expect[r] || x->cursor[r] < cut[r + 1])
+            return 1;
+    return 0;
+}
+
 /* One round: up to round bytes to and from every other rank by nonblocking
  * sends and receives straight between the mappings. Both sides cut a pair's
  * bytes into the same rounds, so that the messages match without counts
@@ -191,7 +201,7 @@ static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct m
                      int64_t round, MPI_Request *req, int64_t *got)
 {
     const int P = m->size;
-    int nreq = 0, more = 0;
+    int nreq = 0;
     for (int s = 0; s < P; s++) {
         int64_t n = x->expect[s] - got[s];
         n = n < round ? n : round;
@@ -212,9 +222,7 @@ static int round_run(gm_mpi *m, const int64_t *cut, gm_mpi_exchange *x, struct m
         m->bytes_sent += (double)n;
     }
     MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-    for (int r = 0; r < P; r++)
-        more |= got[r] < x->expect[r] || x->cursor[r] < cut[r + 1];
-    return more;
+    return pending(m, cut, x, got);
 }
 
 /* The sources whose bytes are read where they lie: the rank's own share of
@@ -285,10 +293,8 @@ int gm_mpi_exchange_run(gm_mpi *m, const gm_mpi_input *local, const int64_t *cut
     rc = gm_mpi_agree(m, rc, st); /* every rank enters the rounds, or none */
     int64_t round = (int64_t)(m->budget / (4 * (size_t)P));
     round = round < MIN_ROUND ? MIN_ROUND : round > MAX_ROUND ? MAX_ROUND : round;
-    int more = 0;
-    for (int r = 0; r < P; r++)
-        more |= got[r] < x->expect[r] || x->cursor[r] < cut[r + 1];
-    more = more && !rc; /* a rank with no messages left is in no other's */
+    /* a rank with no messages left is in no other's */
+    int more = !rc && pending(m, cut, x, got);
     double t2 = gm_now();
     for (; more; m->rounds++)
         more = round_run(m, cut, x, &mp, round, req, got);

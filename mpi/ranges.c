@@ -175,8 +175,7 @@ int gm_mpi_src_range(gm_lines_src *s, const gm_mpi_input *in, char eol, int64_t 
         return gm_fail(st, GM_EIO, "read failed: %s: %s", in->shown, strerror(err));
     }
     gm_lines_open_fd(s, fd, 1, in->shown, eol);
-    s->left = len; /* the range only: its end is a line start or the file's end */
-    s->range = 1;
+    gm_lines_limit(s, off + len); /* a line start or the file's end */
     return GM_OK;
 }
 
