@@ -237,9 +237,9 @@ int gm_mpi_use_gm_run(const gm_mpi *m);
  * range is made one about its input, its line counted in the input. */
 int gm_mpi_run_ranges(gm_mpi *m, gm_op op, const gm_mpi_input *ins, int nins,
                       const int64_t *lo, const int64_t *hi, gm_mpi_spool *out, gm_status *st);
-/* Below this many threads a bulk copy goes through a buffer by pread and
- * pwrite: on one or two threads the mappings' page faults cost more than the
- * copy into the buffer. */
+/* Below this many threads a bulk copy goes in the kernel or through a buffer
+ * by pread and pwrite: on one or two threads the target mapping's page faults
+ * cost more than the copy into the buffer. */
 enum { GM_MPI_MAPPED_FROM = 4 };
 
 /* Copies len bytes of from at from_off to to at to_off (bulk.c): read by the
