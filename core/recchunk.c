@@ -7,8 +7,10 @@
  * the fan-in in passes, the last into the output, as coreutils' sort.c sorts
  * its buffer and merges its temporary files.
  *
- * Where the GPU sorts the chunks (--device=gpu, or auto on inputs of
- * GM_RECORDS_GPU_MIN_BYTES or more with a driver loaded), a chunk's blocks are
+ * Where the GPU sorts (--device=gpu, or auto on inputs of GM_RECORDS_GPU_MIN_BYTES
+ * or more with a driver loaded) and every input is a regular file, the text goes
+ * to device memory whole and comes back sorted (recdev.c), whatever the budget;
+ * where the device declines that, or an input is a pipe, a chunk's blocks are
  * only counted as they come, and the device makes and sorts their records
  * (recgpu.c); a chunk the device declines (too large for its memory) is split
  * and sorted on the CPU, and under auto so is every chunk after a GPU failure.
@@ -22,6 +24,7 @@
 #include "engine.h"
 #include "pages.h"
 #include "progress.h"
+#include "recdev.h"
 #include "recgpu.h"
 #include "records.h"
 #include "records_impl.h"
@@ -208,7 +211,7 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
  * the integer path lets it go while its output is finished). */
 static void release_device(struct rec_run *r)
 {
-    if (r->gpu_chunks && r->cfg->last)
+    if ((r->gpu_chunks || r->gpu_resident) && r->cfg->last)
         gm_engine_release_begin();
 }
 
@@ -221,6 +224,14 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
     size_t want = test_block ? test_block
                              : gm_records_clamp(r->budget / 8, GM_RECORDS_MIN_BLOCK, SIZE_MAX / 4);
     r->gpu = gpu_wanted(r);
+    if (r->gpu && !test_block) {
+        rc = gm_records_resident(r, st);
+        if (rc != GM_ETEXT) {
+            release_device(r);
+            return rc;
+        }
+        rc = GM_OK;
+    }
     for (int i = 0; i < r->nnames && !rc; i++) {
         rc = gm_records_src_open(r, i, st);
         while (!rc && !r->srcs[i].done) {

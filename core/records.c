@@ -241,7 +241,12 @@ static void say_run(const struct rec_run *r, double started)
     if (r->op == GM_OP_SORT) {
         gm_report_row(cfg, "read", r->read, "files read, pipes waited for");
         gm_report_row(cfg, "parse", r->split, "lines split, keys found");
-        if (r->gpu_chunks)
+        if (r->gpu_resident)
+            gm_report_row(cfg, "sort", r->sort, "the lines sorted on the GPU in its memory "
+                          "(device %.3f s: host to device %.3f, kernels %.3f, device to host "
+                          "%.3f; ties on the CPU %.3f s)", r->gpu_device, r->gpu_h2d,
+                          r->gpu_kernel, r->gpu_d2h, r->gpu_ties);
+        else if (r->gpu_chunks)
             gm_report_row(cfg, "sort", r->sort, "%d chunk%s sorted on the GPU (device %.3f s: "
                           "host to device %.3f, kernels %.3f, device to host %.3f; ties on the "
                           "CPU %.3f s)", r->gpu_chunks, r->gpu_chunks == 1 ? "" : "s",
@@ -255,7 +260,9 @@ static void say_run(const struct rec_run *r, double started)
             gm_report_row(cfg, "merge", r->merge, "the runs merged into the output");
             rows += r->spill + r->merge;
         } else {
-            gm_report_row(cfg, "write", r->write, "the lines gathered into the output");
+            gm_report_row(cfg, "write", r->write, r->gpu_resident
+                          ? "the sorted lines from the device into the output"
+                          : "the lines gathered into the output");
             rows += r->write;
         }
     } else {

@@ -38,6 +38,7 @@ struct rec_run {
     uint64_t in_bytes;            /* the regular inputs' bytes (0: none or unknown) */
     int gpu;                      /* the sort keeps chunks as text for the GPU (recchunk.c) */
     int gpu_chunks;               /* for -v: chunks sorted on the GPU, */
+    int gpu_resident;             /* or the whole text in device memory (recdev.c) */
     double gpu_device, gpu_ties;  /* seconds in the device's calls and the ties after */
     double gpu_h2d, gpu_kernel, gpu_d2h; /* within the calls: copies and kernels */
     int gpu_said;                 /* -v has said why a chunk went to the CPU */

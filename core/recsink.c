@@ -193,6 +193,16 @@ int gm_recsink_flush(gm_recsink *k, gm_status *st)
     return rc ? rc : wrc;
 }
 
+int gm_recsink_put_text(gm_recsink *k, const char *text, size_t len, gm_status *st)
+{
+    int rc = k->len > 0 ? gm_recsink_flush(k, st) : GM_OK;
+    if (!rc)
+        rc = write_out(k, (const unsigned char *)text, len, st);
+    if (!rc)
+        k->bytes += (int64_t)len;
+    return rc;
+}
+
 int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
 {
     if (k->unique && k->have_last && gm_rec_cmp(k->ks, &k->last_rec, r) == 0)

@@ -43,6 +43,10 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st);
 /* Puts n records in order, gathered on all cores. Returns as gm_recsink_put. */
 int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st);
 
+/* Puts len bytes of whole lines, already in order and -u's choice made (the
+ * caller adds them to lines). Returns as gm_recsink_put. */
+int gm_recsink_put_text(gm_recsink *k, const char *text, size_t len, gm_status *st);
+
 /* About bytes will be put into the output next: their space is reserved ahead
  * (gm_writer_reserve_ahead). Nothing for a run. */
 void gm_recsink_reserve(gm_recsink *k, uint64_t bytes);

@@ -139,6 +139,9 @@ typedef void (*gm_copy_fn)(void *ctx, void *dst, const void *src, size_t len);
 /* Takes the next len bytes of output (whole lines, in order). Returns GM_OK or an
  * error status, which ends the sort with it. */
 typedef int (*gm_text_sink)(void *ctx, const char *text, size_t len, gm_status *st);
+/* Puts the next len bytes of input into dst (pinned staging memory). Returns GM_OK
+ * or an error status, which ends the sort with it. */
+typedef int (*gm_read_fn)(void *ctx, void *dst, size_t len, gm_status *st);
 
 typedef struct gm_text_job {
     const char *text;   /* host memory, any kind (copied through pinned staging) */
@@ -203,6 +206,49 @@ typedef struct gm_gpu_rec_job {
  * written, for the caller to sort it on the CPU; GM_EDEVMEM, GM_ECUDA or
  * GM_ENODEV. */
 int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st);
+
+/* Orders every run of tied records of recs[0, 2 n) (core/lines.h's gm_rec, their
+ * references to host memory; a run begins where tied is 0) as core/recgpu.c's
+ * gm_recgpu_ties does. Returns GM_OK or an error status. */
+typedef int (*gm_ties_fn)(void *ctx, uint64_t *recs, const unsigned char *tied, size_t n,
+                          gm_status *st);
+
+/* The records sort with the text kept on the device (cuda/resident.cu): the
+ * input's bytes go from read through the staging ring into device memory, the
+ * lines are sorted there as gm_gpu_sort_records sorts them, the runs of ties the
+ * device cannot order go to ties with their lines and come back ordered, and the
+ * lines are gathered on the device into their sorted order and handed to sink
+ * in pieces. The host holds no more of the text than those ties. */
+typedef struct gm_gpu_lines_job {
+    const gm_keyspec *ks;       /* its first key not ordered by -g */
+    uint64_t bytes;             /* the text: whole lines, each ending with ks->eol */
+    gm_read_fn read;
+    void *read_ctx;
+    size_t ties_max;            /* the most bytes of tied lines ties may take */
+    gm_ties_fn ties;
+    void *ties_ctx;
+    gm_text_sink sink;
+    void *sink_ctx;
+} gm_gpu_lines_job;
+
+typedef struct gm_gpu_lines_result {
+    uint64_t lines;             /* lines sorted */
+    uint64_t written;           /* lines handed to the sink (fewer with -u) */
+    uint64_t bytes;             /* bytes handed to the sink */
+    uint64_t tied;              /* records sent to ties */
+    double setup;               /* seconds before the first byte is read: CUDA's
+                                   start-up (what is left of it) and the text's memory */
+    double read, ties, sink;    /* seconds in read, ties and sink */
+} gm_gpu_lines_result;
+
+/* Sorts job's text on the GPU as above. Returns GM_OK; GM_ETEXT when the device
+ * declines, before anything reaches the sink (the text and its lines do not fit
+ * in device memory, 2^32 lines or more, tied lines beyond ties_max, -u whose
+ * equal keys the device cannot tell), for the caller to sort the input another
+ * way; read's, ties' or sink's error; GM_EDEVMEM, GM_ECUDA or GM_ENODEV
+ * (res->bytes says whether output was handed out before). */
+int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
+                      gm_gpu_times *times, gm_status *st);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@ static struct {
     int (*sort)(gm_keys *, int, int, gm_kernel, gm_gpu_times *, gm_status *);
     int (*sort_text)(const gm_text_job *, gm_text_result *, gm_gpu_times *, gm_status *);
     int (*sort_records)(const gm_gpu_rec_job *, gm_gpu_times *, gm_status *);
+    int (*sort_lines)(const gm_gpu_lines_job *, gm_gpu_lines_result *, gm_gpu_times *,
+                      gm_status *);
 } engine;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -105,6 +107,7 @@ static void try_load(void)
     *(void **)&engine.sort = need(lib, "gm_gpu_sort");
     *(void **)&engine.sort_text = need(lib, "gm_gpu_sort_text");
     *(void **)&engine.sort_records = need(lib, "gm_gpu_sort_records");
+    *(void **)&engine.sort_lines = need(lib, "gm_gpu_sort_lines");
     if (why_not[0])
         return;
     engine.select(chosen);
@@ -229,4 +232,15 @@ int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_statu
     if (!ready())
         return not_loaded(st);
     return engine.sort_records(job, times, st);
+}
+
+int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
+                      gm_gpu_times *times, gm_status *st)
+{
+    if (!ready()) {
+        memset(res, 0, sizeof *res);
+        memset(times, 0, sizeof *times);
+        return not_loaded(st);
+    }
+    return engine.sort_lines(job, res, times, st);
 }

@@ -104,6 +104,15 @@ int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *
     return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
 }
 
+int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
+                      gm_gpu_times *times, gm_status *st)
+{
+    (void)job;
+    memset(res, 0, sizeof *res);
+    memset(times, 0, sizeof *times);
+    return gm_fail(st, GM_ENODEV, "no usable CUDA device: built without CUDA");
+}
+
 int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st)
 {
     (void)job;

@@ -33,9 +33,8 @@
 
 #include "kernels.cuh"
 #include "records.cuh"
+#include "recsteps.cuh"
 #include "text.cuh"
-
-constexpr int REC_THREADS = 256;
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -129,7 +128,7 @@ __global__ void rec_refine_kernel(const u64 *ends, const u64 *pfx, const u64 *ke
 
 /* ------------------------------------------------------------------ launchers */
 
-static unsigned rec_grid(u64 n)
+unsigned rec_grid(u64 n)
 {
     u64 want = (n + REC_THREADS - 1) / REC_THREADS;
     u64 most = (u64)(gm_facts.sm_count > 0 ? gm_facts.sm_count : 1) * 32;
@@ -172,7 +171,7 @@ static int rec_sort_pairs(text_job &j, cub::DoubleBuffer<u64> &keys,
 /* The largest scratch of rec_sort_pairs and of the count and search for
  * terminators, for the fits check before anything is allocated (each call takes
  * its own). */
-static int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
+int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
 {
     size_t sort = rec_sort_bytes(n), select = 0, count = 0;
     thrust::counting_iterator<u64> at(0);
@@ -224,17 +223,7 @@ static int rec_find_lines(text_job &j, char eol, u64 *ends, u64 n, gm_status *st
 
 /* ------------------------------------------------------------------ entry */
 
-/* The device buffers of one chunk. */
-struct rec_buffers {
-    gm_keyspec *ks = nullptr;
-    u64 *ends = nullptr, *k0 = nullptr, *k1 = nullptr, *pfx = nullptr, *recs = nullptr;
-    u64 *bstart = nullptr, *hbase = nullptr;
-    uint32_t *v0 = nullptr, *v1 = nullptr;
-    unsigned char *exact = nullptr, *tied = nullptr;
-    int *inexact = nullptr;
-};
-
-static size_t rec_bytes(u64 n, int head8, int nblocks)
+size_t rec_bytes(u64 n, int head8, int nblocks)
 {
     /* ends, two key and two value halves, the prefixes by line (head8), exactness,
      * records, ties; each allocation's slack */
@@ -242,8 +231,8 @@ static size_t rec_bytes(u64 n, int head8, int nblocks)
            (size_t)(nblocks + 1) * 16 + 16 * 16;
 }
 
-static int rec_alloc(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
-                     gm_status *st)
+int rec_alloc(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
+              gm_status *st)
 {
     u64 n = job->lines;
     int rc;
@@ -288,8 +277,8 @@ static int rec_upload(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
 }
 
 /* The records still tied (flags in tied) into *ties, waiting for the count. */
-static int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, u64 *d_count,
-                          u64 *ties, gm_status *st)
+int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, u64 *d_count, u64 *ties,
+                   gm_status *st)
 {
     thrust::transform_iterator<rec_tie_count, const unsigned char *, u64> flags(tied,
                                                                             rec_tie_count{});
@@ -356,8 +345,8 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
 }
 
 /* The prefixes, the sort (two with head8) and the records, on the job's stream. */
-static int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
-                       int *rounds, gm_status *st)
+int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
+                int *rounds, int *in_v1, gm_status *st)
 {
     u64 n = job->lines;
     int rc = rec_find_lines(j, job->ks->eol, b->ends, n, st);
@@ -386,7 +375,10 @@ static int rec_kernels(text_job &j, const gm_gpu_rec_job *job, int head8, rec_bu
               (const unsigned char *)b->exact, n, (const u64 *)b->bstart,
               (const u64 *)b->hbase, job->nblocks, head8, (const int *)b->inexact, b->recs,
               b->tied);
-    return head8 ? rec_refine(j, job, b, keys, vals, rounds, st) : GM_OK;
+    if (head8 && (rc = rec_refine(j, job, b, keys, vals, rounds, st)))
+        return rc;
+    *in_v1 = vals.Current() == b->v1;
+    return GM_OK;
 }
 
 extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times,
@@ -423,8 +415,8 @@ extern "C" int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *time
     if ((rc = rec_upload(j, job, &b, bstart, hbase, st)))
         return rc;
     GM_CUDA(cudaEventRecord(ev.e[1], j.s), st);
-    int rounds = 0;
-    if ((rc = rec_kernels(j, job, head8, &b, &rounds, st)))
+    int rounds = 0, in_v1 = 0;
+    if ((rc = rec_kernels(j, job, head8, &b, &rounds, &in_v1, st)))
         return rc;
     GM_CUDA(cudaEventRecord(ev.e[2], j.s), st);
     GM_CUDA(cudaEventSynchronize(ev.e[2]), st);

@@ -42,6 +42,8 @@ typedef struct gm_gpu_choices {
     size_t memory_limit;     /* 0: none; else the most device memory counted as free */
     size_t text_chunk;       /* 0: the staging buffers' size; else the bytes of text
                                 each copy of gm_gpu_sort_text moves, at least 16 */
+    size_t lines_piece;      /* 0: by size; else the bytes of sorted lines that
+                                gm_gpu_sort_lines gathers on the device at a time */
     int driver_loaded;       /* 1: gm_gpu_driver_loaded says yes whatever the machine
                                 (auto's whole read of a pipe, reached without a GPU) */
 } gm_gpu_choices;

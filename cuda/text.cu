@@ -140,6 +140,24 @@ int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy
     return GM_OK;
 }
 
+int text_upload_read(text_job &j, size_t at, size_t len, gm_read_fn read, void *ctx,
+                     gm_status *st)
+{
+    const size_t piece = stage_piece();
+    int &i = ring.next;
+    for (size_t off = 0; off < len; off += piece, i = (i + 1) % RING) {
+        size_t n = len - off < piece ? len - off : piece;
+        GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
+        int rc = read(ctx, ring.buf[i], n, st);
+        if (rc)
+            return rc;
+        GM_CUDA(cudaMemcpyAsync(j.text + at + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s),
+                st);
+        GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
+    }
+    return GM_OK;
+}
+
 int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
 {
     return text_upload_at(j, 0, host, j.len, copy, ctx, st);
@@ -239,6 +257,21 @@ int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink si
     int rc = download_pieces(j, j.text, cut, take_to_sink, &t, st);
     *sink_seconds = t.seconds;
     *bytes = t.bytes;
+    return rc;
+}
+
+int text_download_sink(text_job &j, const char *dev, size_t len, gm_text_sink sink, void *ctx,
+                       double *sink_seconds, uint64_t *bytes, gm_status *st)
+{
+    const size_t piece = stage_piece();
+    std::vector<uint64_t> cut;
+    for (uint64_t at = 0; at < len; at += piece)
+        cut.push_back(at);
+    cut.push_back(len);
+    to_sink t = {sink, ctx, 0, 0};
+    int rc = download_pieces(j, dev, cut, take_to_sink, &t, st);
+    *sink_seconds += t.seconds;
+    *bytes += t.bytes;
     return rc;
 }
 

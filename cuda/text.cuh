@@ -58,6 +58,11 @@ int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_st
 int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
                    void *ctx, gm_status *st);
 
+/* The same for len bytes that read (gpu.h's gm_read_fn) puts into each staging
+ * buffer in turn, into the job's text at byte at. */
+int text_upload_read(text_job &j, size_t at, size_t len, gm_read_fn read, void *ctx,
+                     gm_status *st);
+
 /* The way back: len bytes of device memory at dev into host memory (any kind)
  * through the staging ring, copy (NULL: memcpy) emptying each staging buffer
  * while the next one moves. Waits for the stream's work before it. */
@@ -83,6 +88,12 @@ int text_format(text_job &j, const K *d_keys, int64_t n, char eol, std::vector<u
  * *sink_seconds gets the time spent in sink, *bytes what it took. */
 int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink sink, void *ctx,
                   double *sink_seconds, uint64_t *bytes, gm_status *st);
+
+/* dev[0, len) back through the staging ring to sink, a staging buffer's bytes at
+ * a time (lines may be cut between calls), each handed over while the next moves;
+ * the seconds in sink and the bytes it took are added to *sink_seconds and *bytes. */
+int text_download_sink(text_job &j, const char *dev, size_t len, gm_text_sink sink, void *ctx,
+                       double *sink_seconds, uint64_t *bytes, gm_status *st);
 
 /* Shared by parse and format (text.cu): scratch of one call of cub's device-wide
  * algorithms, released with the job; an exclusive scan of counts[0..ntiles] (the

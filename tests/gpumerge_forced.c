@@ -65,6 +65,8 @@ int main(int argc, char **argv)
             c.memory_limit = (size_t)v;
         else if ((v = value_of(a, "--text-chunk=")) > 0)
             c.text_chunk = (size_t)v;
+        else if ((v = value_of(a, "--lines-piece=")) > 0)
+            c.lines_piece = (size_t)v;
         else if ((v = value_of(a, "--block-size=")) > 0)
             gm_input_test_block_size((size_t)v);
         else if ((v = value_of(a, "--records-block=")) > 0)

@@ -22,7 +22,9 @@
  * chunk too large for the device's memory (a limit forced) is sorted on the CPU.
  * gm_lines_count, which tells the device how many lines a chunk holds, agrees
  * with the split on blocks read from files (with the counts made while reading)
- * and pipes.
+ * and pipes. The sort with the text in device memory (core/recdev.c,
+ * cuda/resident.cu) runs every case over several files, with small pieces in
+ * both directions, in place, and declined for the host's share of ties.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -536,6 +538,99 @@ Test(recgpu, cli_gpu_against_sort, .timeout = 240)
     if (!getenv("GPUMERGE_FORCED"))
         cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
     cli_cases(FORCED, "sort --device=gpu " SMALL, 1);
+}
+
+/* Case c's lines cut into three files in dir: a, an empty b, and c, which lacks
+ * its last end of line. */
+static void three_files(const rec_case *c, uint64_t seed, const char *dir)
+{
+    rng r;
+    rng_seed(&r, seed);
+    text t = { NULL, 0, 0 };
+    char eol = c->zero ? '\0' : '\n';
+    c->gen(&r, &t, c->lines, eol);
+    size_t cut = t.n / 3;
+    while (cut < t.n && t.buf[cut - 1] != eol)
+        cut++;
+    char *a = path_in(dir, "a"), *b = path_in(dir, "b"), *cc = path_in(dir, "c");
+    write_file(a, t.buf, cut);
+    write_file(b, "", 0);
+    write_file(cc, t.buf + cut, t.n - cut - (t.n > cut));
+    free(a);
+    free(b);
+    free(cc);
+    free(t.buf);
+}
+
+/* Runs cmd in dir and compares file out with file want there. */
+static void same_as_sort(const char *dir, const char *cmd, cmd_result *res)
+{
+    *res = run_sh(dir, cmd);
+    cr_assert_eq(res->status, 0, "%s: %s", cmd, res->err);
+    size_t wl, gl;
+    char *want_path = path_in(dir, "want"), *out_path = path_in(dir, "out");
+    char *want = read_file(want_path, &wl), *got = read_file(out_path, &gl);
+    cr_assert(got && wl == gl && memcmp(want, got, wl) == 0,
+              "%s: differs from sort (%zu bytes, sort %zu)", cmd, gl, wl);
+    free(want);
+    free(got);
+    free(want_path);
+    free(out_path);
+}
+
+/* Every case with the text in device memory (recdev.c, cuda/resident.cu): three
+ * files, one empty and one without its last end of line, sorted together, with
+ * staging pieces of 1000 bytes and output pieces of 4096 gathered on the device
+ * (lines cut between pieces, a megabyte line longer than one), against sort of
+ * the same files; -v says the device's memory held them, but for -g (the CPU's)
+ * and -u, which the device declines where it cannot compare keys whole. */
+Test(recgpu, cli_gpu_in_device_memory, .timeout = 300)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < NCASES; i++) {
+        const rec_case *c = &CASES[i];
+        three_files(c, 2000 + i, dir);
+        char *cmd;
+        cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && \"$GPUMERGE_FORCED\" "
+                           "--lines-piece=4096 --text-chunk=1000 sort --device=gpu -v %s "
+                           "a b c -o out", c->args, c->args) > 0);
+        cmd_result res;
+        same_as_sort(dir, cmd, &res);
+        if (!strstr(c->args, "-g") && !strstr(c->args, "-u"))
+            cr_assert(strstr(res.err, "sorted on the GPU in its memory"), "%s: -v says %s",
+                      cmd, res.err);
+        cmd_free(&res);
+        free(cmd);
+    }
+    free(dir);
+}
+
+/* -o naming an input: every input is in device memory before the first byte is
+ * written. A budget too small for the tied lines the host must order declines the
+ * device's sort, and the chunks are sorted as before. */
+Test(recgpu, cli_gpu_in_device_memory_in_place_and_declined, .timeout = 120)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    char *dir = scratch_dir();
+    const rec_case events = { gen_events, 20000, "-t, -k2,2n", 0 };
+    three_files(&events, 31, dir);
+    cmd_result res;
+    same_as_sort(dir, "LC_ALL=C sort -t, -k2,2n a b c > want && \"$GPUMERGE\" sort "
+                      "--device=gpu -t, -k2,2n a b c -o c && cp c out", &res);
+    cmd_free(&res);
+    const rec_case heads = { gen_long_heads, 20000, "-n", 0 };
+    three_files(&heads, 32, dir);
+    same_as_sort(dir, "LC_ALL=C sort -n a b c > want && \"$GPUMERGE\" sort --device=gpu -v "
+                      "-S 4K -n a b c -o out", &res);
+    cr_assert(strstr(res.err, "not sorted in device memory (lines: ") &&
+              strstr(res.err, "bytes of tied lines for the host"), "-v says %s", res.err);
+    cmd_free(&res);
+    free(dir);
 }
 
 Test(recgpu, cli_gpu_declines_a_chunk_too_large_for_its_memory)
