@@ -109,8 +109,9 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     if (why) {
         snprintf(path, sizeof path, "records (%s)", why);
         if (cfg->device == GM_DEVICE_GPU && gpu_records)
-            snprintf(plan.engine, sizeof plan.engine, "gpu (--device=gpu: each chunk's sort; "
-                     "merges of runs on the CPU)");
+            snprintf(plan.engine, sizeof plan.engine, "gpu (--device=gpu: regular files "
+                     "sorted in device memory where they fit, else each chunk's sort; merges "
+                     "of runs on the CPU)");
         else if (cfg->device == GM_DEVICE_AUTO && gpu_records && gm_gpu_driver_loaded())
             snprintf(plan.engine, sizeof plan.engine, "auto (a chunk of %d MiB or more on the "
                      "GPU where a driver is loaded, else the CPU)", GM_RECORDS_GPU_MIN_MIB);

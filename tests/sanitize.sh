@@ -19,11 +19,12 @@
 # indices), which no command line reaches, run in gpupairs (tests/gpupairs.c): each
 # key type, kernel and forced path on small cases, checked against the host.
 #
-# The records path's sort on the device (cuda/records.cu) runs on lines of fields
-# (id,ts,payload with shared timestamps; numbers, units, words, CRLF, blank lines,
-# NULs with -z) under several orders, as they come and with small blocks, staging
-# pieces and budget forced (many blocks a chunk, several chunks and runs), each
-# output checked against sort's.
+# The records path's sort on the device runs on lines of fields (id,ts,payload with
+# shared timestamps; numbers, units, words, CRLF, blank lines, NULs with -z) under
+# several orders: as they come (the text in device memory, cuda/resident.cu), the
+# same with small staging and output pieces forced, and with small blocks, staging
+# pieces and budget forced (the chunk sort of cuda/records.cu: many blocks a chunk,
+# several chunks and runs), each output checked against sort's.
 #
 # Usage: tests/sanitize.sh [TOOL...]    (default: memcheck racecheck synccheck)
 #        env: GPUMERGE, GPUMERGE_FORCED, GPUPAIRS (the binaries), SAN_SEED,
@@ -233,9 +234,10 @@ for tool in "${tools[@]}"; do
               "fl|-n" "fl|-h -r" "fl|-k2,2 -k1,1n" "fl|-b -k2,2n -k3 -u" \
               "evz|-z -t, -k2,2n" "flz|-z -n -s" "hd|-n" "hd|-n -r"; do
         f=$dir/${rc%%|*} args=${rc#*|}
-        for forced in "" "--records-block=3000 --text-chunk=1000"; do
+        for forced in "" "--lines-piece=4096 --text-chunk=1000" \
+                      "--records-block=3000 --text-chunk=1000"; do
             small=""
-            [ -n "$forced" ] && small="-S 256K --batch-size=3"
+            [[ "$forced" == --records* ]] && small="-S 256K --batch-size=3"
             rm -f "$dir/out"
             # shellcheck disable=SC2086
             if ! "$SAN" --tool "$tool" --error-exitcode 1 --print-limit 10 --log-file "$dir/log" \
