@@ -113,8 +113,10 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
                      "sorted in device memory where they fit, else each chunk's sort; merges "
                      "of runs on the CPU)");
         else if (cfg->device == GM_DEVICE_AUTO && gpu_records && gm_gpu_driver_loaded())
-            snprintf(plan.engine, sizeof plan.engine, "auto (a chunk of %d MiB or more on the "
-                     "GPU where a driver is loaded, else the CPU)", GM_RECORDS_GPU_MIN_MIB);
+            snprintf(plan.engine, sizeof plan.engine, "auto (where a driver is loaded, regular "
+                     "files of %d MiB or more sorted in device memory, or a chunk of %d MiB or "
+                     "more on the GPU; else the CPU)", GM_RECORDS_RESIDENT_MIN_MIB,
+                     GM_RECORDS_GPU_MIN_MIB);
         else
             snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
                      ? "the GPU sorts integer keys, and records' chunks when the first key is "

@@ -97,15 +97,20 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
     return op == GM_OP_SORT && !(ks->nkeys > 0 && ks->keys[0].order == GM_ORDER_GENERAL);
 }
 
-/* Whether the sort keeps its chunks as text for the GPU; auto begins CUDA's
- * start-up then, to overlap the read. */
+/* Whether the sort keeps its chunks as text for the GPU (or the text in device
+ * memory, recdev.c); auto begins CUDA's start-up then, to overlap the read. Auto
+ * takes the GPU from GM_RECORDS_RESIDENT_MIN_MIB of regular files, else from
+ * GM_RECORDS_GPU_MIN_MIB. */
 static int gpu_wanted(const struct rec_run *r)
 {
     const gm_config *cfg = r->cfg;
     if (cfg->device == GM_DEVICE_CPU || !gm_records_gpu_takes(r->op, r->ks))
         return 0;
-    if (cfg->device == GM_DEVICE_AUTO &&
-        (r->in_bytes < GM_RECORDS_GPU_MIN_BYTES || !gm_gpu_driver_loaded()))
+    int regular = 1;
+    for (int i = 0; i < r->nnames; i++)
+        regular &= r->drained[i] || r->srcs[i].regular;
+    size_t least = regular ? (size_t)GM_RECORDS_RESIDENT_MIN_MIB << 20 : GM_RECORDS_GPU_MIN_BYTES;
+    if (cfg->device == GM_DEVICE_AUTO && (r->in_bytes < least || !gm_gpu_driver_loaded()))
         return 0;
     gm_gpu_warm_start();
     return 1;

@@ -359,6 +359,9 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
         }
         src[i].head = NULL;
     }
+    for (int i = 0; !rc && i < n; i++) /* what auto weighs (recchunk.c) */
+        if (r.srcs[i].regular)
+            r.in_bytes += (uint64_t)r.srcs[i].left + r.srcs[i].carry_len;
     gm_recsink sink;
     if (!rc && op == GM_OP_CHECK) {
         rc = check_op(&r, st);

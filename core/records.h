@@ -33,6 +33,10 @@ int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *co
  * (bench/RESULTS.md, the cost model of --device=auto). */
 enum { GM_RECORDS_GPU_MIN_MIB = 3072 };
 
+/* The same for the sort in device memory (recdev.c), where every input is a
+ * regular file: from this many MiB of them the GPU ends first. */
+enum { GM_RECORDS_RESIDENT_MIN_MIB = 2048 };
+
 /* Whether the GPU may sort op's chunks in the order of ks: a sort whose first
  * key is not ordered by -g (its prefix needs strtold, which the device lacks). */
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
