@@ -39,8 +39,11 @@ struct feed {
     int nspans;
     int at;             /* the span read next, */
     int64_t done;       /* and its bytes already read (len: its end of line is next) */
+    uint64_t left;      /* bytes still to read in all */
     gm_pread_span *ps;
 };
+
+static int check_sizes(const struct span *spans, int n, gm_status *st);
 
 /* read (gpu.h): the next len bytes of the inputs, back to back, into dst. */
 static int feed_read(void *ctx, void *dst, size_t len, gm_status *st)
@@ -75,6 +78,9 @@ static int feed_read(void *ctx, void *dst, size_t len, gm_status *st)
     int rc = n ? gm_pread_parallel(f->ps, n, PREAD_PIECE, f->r->nthreads, NULL, NULL, st) : GM_OK;
     if (!rc)
         gm_progress_read((int64_t)len);
+    f->left -= len;
+    if (!rc && f->left == 0) /* all read: no file changed size (pread.h's rule) */
+        rc = check_sizes(f->spans, f->nspans, st);
     return rc;
 }
 
@@ -147,7 +153,7 @@ int gm_records_resident(struct rec_run *r, gm_status *st)
     gm_gpu_lines_result res;
     memset(&res, 0, sizeof res);
     if (!rc) {
-        struct feed f = { r, spans, nspans, 0, 0, ps };
+        struct feed f = { r, spans, nspans, 0, 0, bytes, ps };
         gm_gpu_lines_job job = {
             .ks = r->ks, .bytes = bytes, .read = feed_read, .read_ctx = &f,
             .ties_max = r->budget / 2, .ties = ties, .ties_ctx = r,
@@ -161,8 +167,6 @@ int gm_records_resident(struct rec_run *r, gm_status *st)
         double a = gm_now();
         rc = gm_gpu_sort_lines(&job, &res, &t, st);
         double took = gm_now() - a;
-        if (!rc)
-            rc = check_sizes(spans, nspans, st);
         if (rc == GM_OK || res.bytes > 0 || rc == GM_EIO || rc == GM_EPIPE) {
             r->read += res.setup + res.read;
             r->sort += took - res.setup - res.read - res.sink;

@@ -188,30 +188,41 @@ int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st)
     return GM_OK;
 }
 
-/* The terminators' offsets into ends (room for n): counted first, so that a count
- * other than n fails before the search writes past ends. */
-static int rec_find_lines(text_job &j, char eol, u64 *ends, u64 n, gm_status *st)
+int rec_count_lines(text_job &j, char eol, u64 *n, gm_status *st)
 {
     u64 *d_count = nullptr;
     int rc = j.mem.alloc(&d_count, 1, st);
     if (rc)
         return rc;
     thrust::counting_iterator<u64> at(0);
-    const unsigned char *text = (const unsigned char *)j.text;
     thrust::transform_iterator<rec_eol_count, thrust::counting_iterator<u64>, u64> flags(
-        at, rec_eol_count{ text, (unsigned char)eol });
+        at, rec_eol_count{ (const unsigned char *)j.text, (unsigned char)eol });
     size_t bytes = 0;
     GM_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, flags, d_count, (int64_t)j.len, j.s), st);
     void *t = nullptr;
     if ((rc = text_cub_temp(j, bytes, &t, st)))
         return rc;
     GM_CUDA(cub::DeviceReduce::Sum(t, bytes, flags, d_count, (int64_t)j.len, j.s), st);
-    u64 found = 0;
-    GM_CUDA(cudaMemcpyAsync(&found, d_count, sizeof found, cudaMemcpyDeviceToHost, j.s), st);
+    GM_CUDA(cudaMemcpyAsync(n, d_count, sizeof *n, cudaMemcpyDeviceToHost, j.s), st);
     GM_CUDA(cudaStreamSynchronize(j.s), st);
+    return GM_OK;
+}
+
+/* The terminators' offsets into ends (room for n): counted first, so that a count
+ * other than n fails before the search writes past ends. */
+static int rec_find_lines(text_job &j, char eol, u64 *ends, u64 n, gm_status *st)
+{
+    u64 found = 0, *d_count = nullptr;
+    int rc = rec_count_lines(j, eol, &found, st);
+    if (rc || (rc = j.mem.alloc(&d_count, 1, st)))
+        return rc;
     if (found != n)
         return gm_fail(st, GM_ECUDA, "records: %llu lines on the device, %llu expected", found,
                        (unsigned long long)n);
+    thrust::counting_iterator<u64> at(0);
+    const unsigned char *text = (const unsigned char *)j.text;
+    size_t bytes = 0;
+    void *t = nullptr;
     rec_is_eol pred{ text, (unsigned char)eol };
     GM_CUDA(cub::DeviceSelect::If(nullptr, bytes, at, ends, d_count, (int64_t)j.len, pred, j.s),
             st);

@@ -31,6 +31,9 @@ unsigned rec_grid(u64 n);
 /* The largest scratch of cub's calls for n lines in text_len bytes. */
 int rec_cub_bytes(int64_t n, u64 text_len, size_t *bytes, gm_status *st);
 
+/* The terminators in the job's text into *n (counted on the device). */
+int rec_count_lines(text_job &j, char eol, u64 *n, gm_status *st);
+
 /* The bytes rec_alloc takes for n lines in nblocks blocks. */
 size_t rec_bytes(u64 n, int head8, int nblocks);
 

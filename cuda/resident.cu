@@ -14,11 +14,9 @@
  * first line of each run of equal keys where the device knows them equal (one
  * key, every prefix exact); under -s the same runs are final as sorted.
  */
-#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -298,35 +296,6 @@ static int res_output(text_job &j, const gm_gpu_lines_job *job, rec_buffers *b,
 
 /* ------------------------------------------------------------------ entry */
 
-/* Byte i of the text is a terminator, as a count. */
-struct res_eol_count {
-    const unsigned char *text;
-    unsigned char eol;
-    __device__ u64 operator()(u64 i) const { return text[i] == eol; }
-};
-
-/* The lines of the uploaded text (its terminators counted on the device). */
-static int res_count(text_job &j, char eol, u64 *n, gm_status *st)
-{
-    const unsigned char *text = (const unsigned char *)j.text;
-    u64 *d_count = nullptr;
-    int rc = j.mem.alloc(&d_count, 1, st);
-    if (rc)
-        return rc;
-    thrust::counting_iterator<u64> at(0);
-    thrust::transform_iterator<res_eol_count, thrust::counting_iterator<u64>, u64> f(
-        at, res_eol_count{ text, (unsigned char)eol });
-    size_t bytes = 0;
-    GM_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, f, d_count, (int64_t)j.len, j.s), st);
-    void *t = nullptr;
-    if ((rc = text_cub_temp(j, bytes, &t, st)))
-        return rc;
-    GM_CUDA(cub::DeviceReduce::Sum(t, bytes, f, d_count, (int64_t)j.len, j.s), st);
-    GM_CUDA(cudaMemcpyAsync(n, d_count, sizeof *n, cudaMemcpyDeviceToHost, j.s), st);
-    GM_CUDA(cudaStreamSynchronize(j.s), st);
-    return GM_OK;
-}
-
 /* The keyspec and the one-block map to the device (references are text
  * offsets until the ties are sent to the host). */
 static int res_tables(text_job &j, const gm_gpu_lines_job *job, rec_buffers *b, gm_status *st)
@@ -389,7 +358,7 @@ extern "C" int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_resul
         return rc;
     GM_CUDA(cudaEventRecord(ev.e[1], j.s), st);
     u64 n = 0;
-    if ((rc = res_count(j, job->ks->eol, &n, st)))
+    if ((rc = rec_count_lines(j, job->ks->eol, &n, st)))
         return rc;
     res->read = host_seconds() - a;
     if (n == 0)

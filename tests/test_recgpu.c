@@ -611,7 +611,8 @@ Test(recgpu, cli_gpu_in_device_memory, .timeout = 300)
 
 /* -o naming an input: every input is in device memory before the first byte is
  * written. A budget too small for the tied lines the host must order declines the
- * device's sort, and the chunks are sorted as before. */
+ * device's sort, as does -u over keys longer than their prefixes, and the chunks
+ * are sorted as before. */
 Test(recgpu, cli_gpu_in_device_memory_in_place_and_declined, .timeout = 120)
 {
     if (!gpu_usable())
@@ -629,6 +630,13 @@ Test(recgpu, cli_gpu_in_device_memory_in_place_and_declined, .timeout = 120)
                       "-S 4K -n a b c -o out", &res);
     cr_assert(strstr(res.err, "not sorted in device memory (lines: ") &&
               strstr(res.err, "bytes of tied lines for the host"), "-v says %s", res.err);
+    cmd_free(&res);
+    const rec_case fields = { gen_fields, 8000, "-n -u", 0 }; /* numbers past 8 bytes */
+    three_files(&fields, 33, dir);
+    same_as_sort(dir, "LC_ALL=C sort -n -u a b c > want && \"$GPUMERGE\" sort --device=gpu -v "
+                      "-n -u a b c -o out", &res);
+    cr_assert(strstr(res.err, "not sorted in device memory (lines: -u with keys the device "
+                              "cannot compare whole)"), "-v says %s", res.err);
     cmd_free(&res);
     free(dir);
 }
