@@ -126,6 +126,26 @@ static int make_spans(struct rec_run *r, struct span *spans, int *nspans, uint64
     return GM_OK;
 }
 
+/* About how many lines the spans hold, from the terminators in the first
+ * SAMPLE bytes of the first one that has bytes (0 where none can be read). */
+static uint64_t lines_hint(const struct span *spans, int n, char eol, uint64_t bytes)
+{
+    enum { SAMPLE = 1 << 20 };
+    for (int i = 0; i < n; i++) {
+        if (spans[i].len == 0)
+            continue;
+        size_t len = spans[i].len < SAMPLE ? (size_t)spans[i].len : SAMPLE;
+        char *buf = malloc(len);
+        uint64_t count = 0;
+        if (buf && gm_pread_all(spans[i].src->fd, buf, len, spans[i].off) == 0)
+            for (size_t k = 0; k < len; k++)
+                count += buf[k] == eol;
+        free(buf);
+        return count ? bytes * count / len : bytes / len;
+    }
+    return 0;
+}
+
 /* Every file read whole has its size still (pread.h's rule). */
 static int check_sizes(const struct span *spans, int n, gm_status *st)
 {
@@ -155,7 +175,9 @@ int gm_records_resident(struct rec_run *r, gm_status *st)
     if (!rc) {
         struct feed f = { r, spans, nspans, 0, 0, bytes, ps };
         gm_gpu_lines_job job = {
-            .ks = r->ks, .bytes = bytes, .read = feed_read, .read_ctx = &f,
+            .ks = r->ks, .bytes = bytes,
+            .lines_hint = lines_hint(spans, nspans, r->ks->eol, bytes),
+            .read = feed_read, .read_ctx = &f,
             .ties_max = r->budget / 2, .ties = ties, .ties_ctx = r,
             .sink = sink, .sink_ctx = r,
         };

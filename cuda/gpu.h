@@ -222,6 +222,8 @@ typedef int (*gm_ties_fn)(void *ctx, uint64_t *recs, const unsigned char *tied, 
 typedef struct gm_gpu_lines_job {
     const gm_keyspec *ks;       /* its first key not ordered by -g */
     uint64_t bytes;             /* the text: whole lines, each ending with ks->eol */
+    uint64_t lines_hint;        /* about how many lines (0: unknown): a text plainly too
+                                   large for the device is declined before it is read */
     gm_read_fn read;
     void *read_ctx;
     size_t ties_max;            /* the most bytes of tied lines ties may take */

@@ -347,6 +347,12 @@ extern "C" int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_resul
         return rc;
     on_probed_device here;
     trace_range range("gpu: lines");
+    const gm_keyspec *ks = job->ks;
+    const int head8 = ks->nkeys == 1 && !ks->stable && !ks->unique;
+    /* four fifths of the lines hinted, for a sample that overcounts them */
+    if (job->lines_hint &&
+        (rc = text_fits(text_room(job->bytes) + rec_bytes(job->lines_hint / 5 * 4, head8, 1), st)))
+        return rc;
     text_job j;
     event_set ev;
     if ((rc = ev.create(st)) || (rc = text_begin(j, job->bytes, st)))
@@ -365,8 +371,6 @@ extern "C" int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_resul
         return gm_fail(st, GM_ETEXT, "lines: no terminator in the text");
     if (n > UINT32_MAX)
         return gm_fail(st, GM_ETEXT, "lines: %llu lines, the device takes fewer than 2^32", n);
-    const gm_keyspec *ks = job->ks;
-    const int head8 = ks->nkeys == 1 && !ks->stable && !ks->unique;
     size_t cub_bytes = 0;
     if ((rc = rec_cub_bytes((int64_t)n, job->bytes, &cub_bytes, st)) ||
         (rc = text_fits(rec_bytes(n, head8, 1) + 4 * cub_bytes +

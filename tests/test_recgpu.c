@@ -658,6 +658,8 @@ Test(recgpu, cli_gpu_declines_a_chunk_too_large_for_its_memory)
                                  "--gpu-memory-limit=100000 sort --device=gpu -v -t, -k2,2n "
                                  "in -o out && cmp want out");
     cr_assert_eq(res.status, 0, "%s%s", res.out, res.err);
+    cr_assert(strstr(res.err, "not sorted in device memory (text path: data does not fit in "
+                              "GPU memory"), "-v says %s", res.err);
     cr_assert(strstr(res.err, "a chunk sorted on the CPU"), "-v says %s", res.err);
     cr_assert(!strstr(res.err, "sorted on the GPU"), "-v says %s", res.err);
     cmd_free(&res);
