@@ -9,8 +9,8 @@
  * (core/recgpu.c, sort's own comparison) and its new order sent back. Then the
  * lines are gathered on the device into their sorted order, as cuDF gathers rows
  * by sorted indices: an inclusive sum of the kept lines' lengths places each one,
- * a thread copies each, a piece of the output at a time, and every piece goes
- * back through the staging ring to the sink while the next moves. -u keeps the
+ * a warp copies 32 of them at a time, a piece of the output at a time, and every
+ * piece goes back through the staging ring to the sink while the next moves. -u keeps the
  * first line of each run of equal keys where the device knows them equal (one
  * key, every prefix exact); under -s the same runs are final as sorted.
  */
@@ -47,7 +47,10 @@ struct res_in_run {
 struct res_piece_start {
     const u64 *off;
     u64 piece;
-    __device__ bool operator()(u64 i) const { return i == 0 || off[i] / piece != off[i - 1] / piece; }
+    __device__ bool operator()(u64 i) const
+    {
+        return i == 0 || off[i] / piece != off[i - 1] / piece;
+    }
 };
 
 /* The bytes each listed record's line takes with its terminator (0 for a line
@@ -65,23 +68,37 @@ __global__ void res_len_kernel(const u64 *ends, const uint32_t *val, const uint3
 }
 
 /* Copies the listed records' lines (as res_len_kernel lists them) with their
- * terminators to out + off[k] - base, records [lo, hi) of the list. */
+ * terminators to out + off[k] - base, records [lo, hi) of the list. A warp takes
+ * 32 records at a time, each lane finding one's line, and copies their lines one
+ * after another, the lanes on consecutive bytes, so that every load and store of
+ * the warp is coalesced (a thread a line would store 32 scattered bytes at once). */
 __global__ void res_gather_kernel(const unsigned char *text, const u64 *ends,
                                   const uint32_t *val, const uint32_t *at,
                                   const unsigned char *drop, const u64 *off, u64 base, u64 lo,
                                   u64 hi, unsigned char *out)
 {
     gm_after_previous();
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 k = lo + (u64)blockIdx.x * blockDim.x + threadIdx.x; k < hi; k += stride) {
-        u64 i = at ? at[k] : k, s, l;
-        if (drop && drop[i])
-            continue;
-        rec_line(ends, val[i], &s, &l);
-        const unsigned char *from = text + s;
-        unsigned char *to = out + (off[k] - base);
-        for (u64 b = 0; b <= l; b++)
-            to[b] = from[b];
+    const unsigned lane = threadIdx.x & 31u;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+    for (u64 first = lo + warp * 32; first < hi; first += warps * 32) {
+        const u64 k = first + lane;
+        u64 s = 0, len = 0, to = 0; /* len 0: nothing to copy */
+        if (k < hi) {
+            const u64 i = at ? at[k] : k;
+            if (!drop || !drop[i]) {
+                rec_line(ends, val[i], &s, &len);
+                len += 1; /* the terminator */
+                to = off[k] - base;
+            }
+        }
+        for (int t = 0; t < 32; t++) {
+            const u64 ts = __shfl_sync(0xffffffffu, s, t);
+            const u64 tl = __shfl_sync(0xffffffffu, len, t);
+            const u64 tt = __shfl_sync(0xffffffffu, to, t);
+            for (u64 b = lane; b < tl; b += 32)
+                out[tt + b] = text[ts + b];
+        }
     }
 }
 
@@ -124,7 +141,8 @@ __global__ void res_put_kernel(const uint32_t *copy, const uint32_t *at, const u
 __global__ void res_piece_off_kernel(const u64 *off, const uint32_t *at, u64 np, u64 n, u64 *out)
 {
     gm_after_previous();
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k <= np; k += (u64)gridDim.x * blockDim.x)
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k <= np; k += stride)
         out[k] = k < np ? off[at[k]] : off[n];
 }
 
