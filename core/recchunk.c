@@ -109,7 +109,8 @@ static int gpu_wanted(const struct rec_run *r)
     int regular = 1;
     for (int i = 0; i < r->nnames; i++)
         regular &= r->drained[i] || r->srcs[i].regular;
-    size_t least = regular ? (size_t)GM_RECORDS_RESIDENT_MIN_MIB << 20 : GM_RECORDS_GPU_MIN_BYTES;
+    size_t least = regular ? (size_t)GM_RECORDS_RESIDENT_MIN_MIB << 20
+                           : GM_RECORDS_GPU_MIN_BYTES;
     if (cfg->device == GM_DEVICE_AUTO && (r->in_bytes < least || !gm_gpu_driver_loaded()))
         return 0;
     gm_gpu_warm_start();

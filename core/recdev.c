@@ -96,7 +96,8 @@ static int sink(void *ctx, const char *text, size_t len, gm_status *st)
     return gm_recsink_put_text(r->out, text, len, st);
 }
 
-/* The inputs as spans: NULL (declined) where one is not an open regular file. */
+/* The inputs as spans, their bytes in *bytes (an end of line added where one is
+ * missing); GM_ETEXT (declined) where one is not an open regular file. */
 static int make_spans(struct rec_run *r, struct span *spans, int *nspans, uint64_t *bytes,
                       gm_status *st)
 {

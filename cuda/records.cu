@@ -259,6 +259,20 @@ int rec_alloc(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
     return GM_OK;
 }
 
+int rec_tables(text_job &j, rec_buffers *b, const gm_keyspec *ks, const u64 *bstart,
+               const u64 *hbase, int nblocks, gm_status *st)
+{
+    GM_CUDA(cudaMemcpyAsync(b->bstart, bstart, ((size_t)nblocks + 1) * sizeof(u64),
+                            cudaMemcpyHostToDevice, j.s),
+            st);
+    GM_CUDA(cudaMemcpyAsync(b->hbase, hbase, (size_t)nblocks * sizeof(u64),
+                            cudaMemcpyHostToDevice, j.s),
+            st);
+    GM_CUDA(cudaMemcpyAsync(b->ks, ks, sizeof *ks, cudaMemcpyHostToDevice, j.s), st);
+    GM_CUDA(cudaMemsetAsync(b->inexact, 0, sizeof(int), j.s), st);
+    return GM_OK;
+}
+
 /* Copies the blocks into the job's text, back to back, and the table that maps
  * a text offset to its host address (bstart and hbase, kept alive by the caller
  * until the stream has taken them). */
@@ -276,15 +290,7 @@ static int rec_upload(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
         at += job->len[i];
     }
     bstart[job->nblocks] = at;
-    GM_CUDA(cudaMemcpyAsync(b->bstart, bstart.data(), bstart.size() * sizeof(u64),
-                            cudaMemcpyHostToDevice, j.s),
-            st);
-    GM_CUDA(cudaMemcpyAsync(b->hbase, hbase.data(), hbase.size() * sizeof(u64),
-                            cudaMemcpyHostToDevice, j.s),
-            st);
-    GM_CUDA(cudaMemcpyAsync(b->ks, job->ks, sizeof *job->ks, cudaMemcpyHostToDevice, j.s), st);
-    GM_CUDA(cudaMemsetAsync(b->inexact, 0, sizeof(int), j.s), st);
-    return GM_OK;
+    return rec_tables(j, b, job->ks, bstart.data(), hbase.data(), job->nblocks, st);
 }
 
 /* The records still tied (flags in tied) into *ties, waiting for the count. */

@@ -41,6 +41,13 @@ size_t rec_bytes(u64 n, int head8, int nblocks);
 int rec_alloc(text_job &j, const gm_gpu_rec_job *job, int head8, rec_buffers *b,
               gm_status *st);
 
+/* The tables beside the text, on the job's stream: the key specification, the
+ * map of text offsets to host addresses (block i holds offsets [bstart[i],
+ * bstart[i + 1]) and lies at hbase[i]; both kept alive by the caller until the
+ * stream has taken them) and the inexact flag, cleared. */
+int rec_tables(text_job &j, rec_buffers *b, const gm_keyspec *ks, const u64 *bstart,
+               const u64 *hbase, int nblocks, gm_status *st);
+
 /* The number of set flags in tied[0, n) into *ties (d_count: one device word). */
 int rec_count_ties(text_job &j, const unsigned char *tied, u64 n, u64 *d_count, u64 *ties,
                    gm_status *st);

@@ -318,12 +318,10 @@ static int res_output(text_job &j, const gm_gpu_lines_job *job, rec_buffers *b,
  * offsets until the ties are sent to the host). */
 static int res_tables(text_job &j, const gm_gpu_lines_job *job, rec_buffers *b, gm_status *st)
 {
-    static const u64 zero = 0;
-    const u64 bounds[2] = { 0, job->bytes };
-    GM_CUDA(cudaMemcpyAsync(b->bstart, bounds, sizeof bounds, cudaMemcpyHostToDevice, j.s), st);
-    GM_CUDA(cudaMemcpyAsync(b->hbase, &zero, sizeof zero, cudaMemcpyHostToDevice, j.s), st);
-    GM_CUDA(cudaMemcpyAsync(b->ks, job->ks, sizeof *job->ks, cudaMemcpyHostToDevice, j.s), st);
-    GM_CUDA(cudaMemsetAsync(b->inexact, 0, sizeof(int), j.s), st);
+    const u64 bounds[2] = { 0, job->bytes }, zero = 0;
+    int rc = rec_tables(j, b, job->ks, bounds, &zero, 1, st);
+    if (rc)
+        return rc;
     GM_CUDA(cudaStreamSynchronize(j.s), st); /* bounds live on this frame */
     return GM_OK;
 }

@@ -119,8 +119,8 @@ int text_begin(text_job &j, size_t len, gm_status *st)
     return staging_ready(st);
 }
 
-int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
-                   void *ctx, gm_status *st)
+int text_upload_read(text_job &j, size_t at, size_t len, gm_read_fn read, void *ctx,
+                     gm_status *st)
 {
     const size_t piece = stage_piece();
     /* the buffers are taken in turn across calls, so that a call's first piece
@@ -129,25 +129,6 @@ int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy
     for (size_t off = 0; off < len; off += piece, i = (i + 1) % RING) {
         size_t n = len - off < piece ? len - off : piece;
         GM_CUDA(cudaEventSynchronize(ring.done[i]), st); /* its last copy has moved */
-        if (copy)
-            copy(ctx, ring.buf[i], host + off, n);
-        else
-            memcpy(ring.buf[i], host + off, n);
-        GM_CUDA(cudaMemcpyAsync(j.text + at + off, ring.buf[i], n, cudaMemcpyHostToDevice, j.s),
-                st);
-        GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
-    }
-    return GM_OK;
-}
-
-int text_upload_read(text_job &j, size_t at, size_t len, gm_read_fn read, void *ctx,
-                     gm_status *st)
-{
-    const size_t piece = stage_piece();
-    int &i = ring.next;
-    for (size_t off = 0; off < len; off += piece, i = (i + 1) % RING) {
-        size_t n = len - off < piece ? len - off : piece;
-        GM_CUDA(cudaEventSynchronize(ring.done[i]), st);
         int rc = read(ctx, ring.buf[i], n, st);
         if (rc)
             return rc;
@@ -156,6 +137,31 @@ int text_upload_read(text_job &j, size_t at, size_t len, gm_read_fn read, void *
         GM_CUDA(cudaEventRecord(ring.done[i], j.s), st);
     }
     return GM_OK;
+}
+
+/* text_upload_at's read: the host text's next bytes, by copy (NULL: memcpy). */
+struct from_host {
+    const char *host;
+    gm_copy_fn copy;
+    void *ctx;
+};
+
+static int read_from_host(void *ctx, void *dst, size_t len, gm_status *)
+{
+    from_host *f = (from_host *)ctx;
+    if (f->copy)
+        f->copy(f->ctx, dst, f->host, len);
+    else
+        memcpy(dst, f->host, len);
+    f->host += len;
+    return GM_OK;
+}
+
+int text_upload_at(text_job &j, size_t at, const char *host, size_t len, gm_copy_fn copy,
+                   void *ctx, gm_status *st)
+{
+    from_host f = { host, copy, ctx };
+    return text_upload_read(j, at, len, read_from_host, &f, st);
 }
 
 int text_upload(text_job &j, const char *host, gm_copy_fn copy, void *ctx, gm_status *st)
@@ -195,6 +201,17 @@ static int download_pieces(text_job &j, const char *dev, const std::vector<uint6
     return GM_OK;
 }
 
+/* [0, len) cut into pieces of a staging buffer each, for download_pieces. */
+static std::vector<uint64_t> staged_cuts(size_t len)
+{
+    const size_t piece = stage_piece();
+    std::vector<uint64_t> cut;
+    for (uint64_t at = 0; at < len; at += piece)
+        cut.push_back(at);
+    cut.push_back(len);
+    return cut;
+}
+
 struct to_host {
     char *host;
     gm_copy_fn copy;
@@ -214,13 +231,8 @@ static int take_to_host(void *ctx, uint64_t at, const char *buf, size_t n, gm_st
 int text_download_to(text_job &j, void *host, const void *dev, size_t len, gm_copy_fn copy,
                      void *ctx, gm_status *st)
 {
-    const size_t piece = stage_piece();
-    std::vector<uint64_t> cut;
-    for (uint64_t at = 0; at < len; at += piece)
-        cut.push_back(at);
-    cut.push_back(len);
     to_host t = {(char *)host, copy, ctx};
-    return download_pieces(j, (const char *)dev, cut, take_to_host, &t, st);
+    return download_pieces(j, (const char *)dev, staged_cuts(len), take_to_host, &t, st);
 }
 
 struct to_sink {
@@ -263,13 +275,8 @@ int text_download(text_job &j, const std::vector<uint64_t> &off, gm_text_sink si
 int text_download_sink(text_job &j, const char *dev, size_t len, gm_text_sink sink, void *ctx,
                        double *sink_seconds, uint64_t *bytes, gm_status *st)
 {
-    const size_t piece = stage_piece();
-    std::vector<uint64_t> cut;
-    for (uint64_t at = 0; at < len; at += piece)
-        cut.push_back(at);
-    cut.push_back(len);
     to_sink t = {sink, ctx, 0, 0};
-    int rc = download_pieces(j, dev, cut, take_to_sink, &t, st);
+    int rc = download_pieces(j, dev, staged_cuts(len), take_to_sink, &t, st);
     *sink_seconds += t.seconds;
     *bytes += t.bytes;
     return rc;

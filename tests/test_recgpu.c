@@ -481,6 +481,22 @@ static int gpu_usable(void)
     return usable;
 }
 
+/* Runs cmd in dir and compares file out with file want there. */
+static void same_as_sort(const char *dir, const char *cmd, cmd_result *res)
+{
+    *res = run_sh(dir, cmd);
+    cr_assert_eq(res->status, 0, "%s: %s", cmd, res->err);
+    size_t wl, gl;
+    char *want_path = path_in(dir, "want"), *out_path = path_in(dir, "out");
+    char *want = read_file(want_path, &wl), *got = read_file(out_path, &gl);
+    cr_assert(got && wl == gl && memcmp(want, got, wl) == 0,
+              "%s: differs from sort (%zu bytes, sort %zu)", cmd, gl, wl);
+    free(want);
+    free(got);
+    free(want_path);
+    free(out_path);
+}
+
 /* Each case through gpumerge (prog and its leading arguments) with device, against
  * LC_ALL=C sort; gpu_said: -v must say the GPU sorted chunks (but for -g). */
 static void cli_cases(const char *prog, const char *device, int gpu_said)
@@ -497,21 +513,12 @@ static void cli_cases(const char *prog, const char *device, int gpu_said)
         char *cmd;
         cr_assert(asprintf(&cmd, "LC_ALL=C sort %s in > want && %s %s -v %s in -o out",
                            c->args, prog, device, c->args) > 0);
-        cmd_result res = run_sh(dir, cmd);
-        cr_assert_eq(res.status, 0, "%s: %s", cmd, res.err);
-        size_t wl, gl;
-        char *want_path = path_in(dir, "want"), *out_path = path_in(dir, "out");
-        char *want = read_file(want_path, &wl), *got = read_file(out_path, &gl);
-        cr_assert(got && wl == gl && memcmp(want, got, wl) == 0,
-                  "%s: differs from sort (%zu bytes, sort %zu)", cmd, gl, wl);
+        cmd_result res;
+        same_as_sort(dir, cmd, &res);
         if (gpu_said && !strstr(c->args, "-g"))
             cr_assert(strstr(res.err, "sorted on the GPU"), "%s: -v says %s", cmd, res.err);
         cmd_free(&res);
         free(cmd);
-        free(want);
-        free(got);
-        free(want_path);
-        free(out_path);
         free(in);
         free(t.buf);
     }
@@ -560,22 +567,6 @@ static void three_files(const rec_case *c, uint64_t seed, const char *dir)
     free(b);
     free(cc);
     free(t.buf);
-}
-
-/* Runs cmd in dir and compares file out with file want there. */
-static void same_as_sort(const char *dir, const char *cmd, cmd_result *res)
-{
-    *res = run_sh(dir, cmd);
-    cr_assert_eq(res->status, 0, "%s: %s", cmd, res->err);
-    size_t wl, gl;
-    char *want_path = path_in(dir, "want"), *out_path = path_in(dir, "out");
-    char *want = read_file(want_path, &wl), *got = read_file(out_path, &gl);
-    cr_assert(got && wl == gl && memcmp(want, got, wl) == 0,
-              "%s: differs from sort (%zu bytes, sort %zu)", cmd, gl, wl);
-    free(want);
-    free(got);
-    free(want_path);
-    free(out_path);
 }
 
 /* Every case with the text in device memory (recdev.c, cuda/resident.cu): three
