@@ -110,8 +110,8 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
         snprintf(path, sizeof path, "records (%s)", why);
         if (cfg->device == GM_DEVICE_GPU && gpu_records)
             snprintf(plan.engine, sizeof plan.engine, "gpu (--device=gpu: regular files "
-                     "sorted in device memory where they fit, else each chunk's sort; merges "
-                     "of runs on the CPU)");
+                     "sorted in device memory, whole or by ranges of keys, else each chunk's "
+                     "sort; merges of runs on the CPU)");
         else if (cfg->device == GM_DEVICE_AUTO && gpu_records && gm_gpu_driver_loaded())
             snprintf(plan.engine, sizeof plan.engine, "auto (where a driver is loaded, regular "
                      "files of %d MiB or more sorted in device memory, or a chunk of %d MiB or "

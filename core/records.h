@@ -45,6 +45,10 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
  * share of the budget), so that a chunk holds many blocks. */
 void gm_records_test_block(size_t bytes);
 
+/* For the tests only: the sort in device memory by ranges of keys reads its inputs
+ * in windows of bytes (0: a share of the budget), so that lines cross windows. */
+void gm_records_test_window(size_t bytes);
+
 /* One input of a records run that the integer path hands over part-way
  * (core/handover.c): bytes already read come first, then the descriptor's. */
 typedef struct gm_rec_source {

@@ -252,6 +252,11 @@ typedef struct gm_gpu_lines_result {
 int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
                       gm_gpu_times *times, gm_status *st);
 
+/* Whether a text of bytes holding lines lines, sorted in ks's order, fits the
+ * device's free memory with all that gm_gpu_sort_lines allocates for it: GM_OK;
+ * GM_ETEXT where it does not (or holds 2^32 lines or more); the device's error. */
+int gm_gpu_lines_fit(const gm_keyspec *ks, uint64_t bytes, uint64_t lines, gm_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,7 @@ static struct {
     int (*sort_records)(const gm_gpu_rec_job *, gm_gpu_times *, gm_status *);
     int (*sort_lines)(const gm_gpu_lines_job *, gm_gpu_lines_result *, gm_gpu_times *,
                       gm_status *);
+    int (*lines_fit)(const gm_keyspec *, uint64_t, uint64_t, gm_status *);
 } engine;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -108,6 +109,7 @@ static void try_load(void)
     *(void **)&engine.sort_text = need(lib, "gm_gpu_sort_text");
     *(void **)&engine.sort_records = need(lib, "gm_gpu_sort_records");
     *(void **)&engine.sort_lines = need(lib, "gm_gpu_sort_lines");
+    *(void **)&engine.lines_fit = need(lib, "gm_gpu_lines_fit");
     if (why_not[0])
         return;
     engine.select(chosen);
@@ -243,4 +245,9 @@ int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
         return not_loaded(st);
     }
     return engine.sort_lines(job, res, times, st);
+}
+
+int gm_gpu_lines_fit(const gm_keyspec *ks, uint64_t bytes, uint64_t lines, gm_status *st)
+{
+    return ready() ? engine.lines_fit(ks, bytes, lines, st) : not_loaded(st);
 }

@@ -352,6 +352,34 @@ static int res_settle(text_job &j, const gm_gpu_lines_job *job, rec_buffers *b, 
     return final || ties == 0 ? GM_OK : res_ties(j, job, b, val, n, ties, res, st);
 }
 
+/* Device memory the sort of a text of bytes and n lines needs beside the text:
+ * its records and pairs, CUB's scratch, the output's pieces. */
+static int res_rest_bytes(const gm_keyspec *ks, u64 bytes, u64 n, size_t *rest, gm_status *st)
+{
+    const int head8 = ks->nkeys == 1 && !ks->stable && !ks->unique;
+    size_t cub_bytes = 0;
+    int rc = rec_cub_bytes((int64_t)n, bytes, &cub_bytes, st);
+    *rest = rec_bytes(n, head8, 1) + 4 * cub_bytes + std::min<u64>(bytes, 2 * LINES_PIECE);
+    return rc;
+}
+
+extern "C" int gm_gpu_lines_fit(const gm_keyspec *ks, uint64_t bytes, uint64_t lines,
+                                gm_status *st)
+{
+    int rc = gm_gpu_probe(nullptr, st);
+    if (rc)
+        return rc;
+    if (lines > UINT32_MAX)
+        return gm_fail(st, GM_ETEXT, "lines: %llu lines, the device takes fewer than 2^32",
+                       (unsigned long long)lines);
+    on_probed_device here;
+    size_t rest = 0;
+    if ((rc = res_rest_bytes(ks, bytes, lines, &rest, st)))
+        return rc;
+    /* a sixteenth to spare: CUDA's own allocations as the kernels first load */
+    return text_fits((text_room(bytes) + rest) / 16 * 17, st);
+}
+
 extern "C" int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
                                  gm_gpu_times *times, gm_status *st)
 {
@@ -387,10 +415,8 @@ extern "C" int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_resul
         return gm_fail(st, GM_ETEXT, "lines: no terminator in the text");
     if (n > UINT32_MAX)
         return gm_fail(st, GM_ETEXT, "lines: %llu lines, the device takes fewer than 2^32", n);
-    size_t cub_bytes = 0;
-    if ((rc = rec_cub_bytes((int64_t)n, job->bytes, &cub_bytes, st)) ||
-        (rc = text_fits(rec_bytes(n, head8, 1) + 4 * cub_bytes +
-                        std::min<u64>(job->bytes, 2 * LINES_PIECE), st)))
+    size_t rest = 0;
+    if ((rc = res_rest_bytes(ks, job->bytes, n, &rest, st)) || (rc = text_fits(rest, st)))
         return rc;
     const gm_gpu_rec_job rj = { ks, nullptr, nullptr, 1, n, head8, nullptr, nullptr, nullptr,
                                 nullptr };

@@ -8,12 +8,15 @@
  *                   [--circular-blocks=N] [--gpu-memory-limit=BYTES]
  *                   [--serial-launches] [--text-chunk=BYTES] [--block-size=BYTES]
  *                   [--driver-loaded] [--progress-tick=MS] [--records-block=BYTES]
+ *                   [--records-window=BYTES] [--lines-piece=BYTES]
  *                   GPUMERGE-ARGUMENTS...
  *
  * --block-size sets the size of the text blocks the inputs are read and parsed in
  * (core/input.h), so that block boundaries fall inside lines and keys.
  * --records-block sets the size of the blocks the records path's sort reads
  * (core/records.h), so that a chunk sorted on the device holds many of them.
+ * --records-window sets the windows in which the sort in device memory by ranges
+ * of keys reads its inputs (core/records.h), so that lines cross windows.
  * --driver-loaded has auto read a pipe whole for the GPU's text path as on a
  * machine with a GPU, and give the bytes back to the streaming sort.
  * --progress-tick sets --progress's period (core/progress.h), so that a short run
@@ -71,6 +74,8 @@ int main(int argc, char **argv)
             gm_input_test_block_size((size_t)v);
         else if ((v = value_of(a, "--records-block=")) > 0)
             gm_records_test_block((size_t)v);
+        else if ((v = value_of(a, "--records-window=")) > 0)
+            gm_records_test_window((size_t)v);
         else if (strcmp(a, "--serial-launches") == 0)
             c.serial_launches = 1;
         else if ((v = value_of(a, "--progress-tick=")) > 0)

@@ -24,13 +24,16 @@
  * with the split on blocks read from files (with the counts made while reading)
  * and pipes. The sort with the text in device memory (core/recdev.c,
  * cuda/resident.cu) runs every case over several files, with small pieces in
- * both directions, in place, and declined for the host's share of ties.
+ * both directions, in place, and declined for the host's share of ties; and
+ * range by range of its keys where a memory limit forced on the device is below
+ * the whole text's needs (core/recrange.c).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/keyprefix.h"
 #include "../core/recgpu.h"
@@ -600,6 +603,74 @@ Test(recgpu, cli_gpu_in_device_memory, .timeout = 300)
     free(dir);
 }
 
+/* The bytes of files a, b and c in dir. */
+static size_t three_sizes(const char *dir)
+{
+    size_t all = 0;
+    for (const char *name = "abc"; *name; name++) {
+        char leaf[2] = { *name, 0 };
+        char *p = path_in(dir, leaf);
+        struct stat sb;
+        cr_assert_eq(stat(p, &sb), 0, "%s", p);
+        all += (size_t)sb.st_size;
+        free(p);
+    }
+    return all;
+}
+
+/* A text larger than the device's memory (a limit forced on it) sorted range by
+ * range of its keys' prefixes (recrange.c): every case over three files, read in
+ * windows of 4096 bytes (lines across windows, the megabyte lines longer than
+ * one), under limits of two, three and four times the text's bytes and a budget
+ * of the text's bytes (the host could not sort it in memory), against sort. The
+ * events (but -u's) must go by two ranges or more under some limit; one key for
+ * every line cannot be split, and the chunks sort it. Where the host's budget
+ * holds the text, the chunks sort it. */
+Test(recgpu, cli_gpu_in_device_memory_by_ranges, .timeout = 600)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < NCASES; i++) {
+        const rec_case *c = &CASES[i];
+        three_files(c, 3000 + i, dir);
+        size_t text = three_sizes(dir);
+        int ranged = 0, split = 0;
+        for (size_t m = 2; m <= 4; m++) {
+            char *cmd;
+            cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && \"$GPUMERGE_FORCED\" "
+                               "--records-window=4096 --gpu-memory-limit=%zu --lines-piece=4096 "
+                               "--text-chunk=1000 sort --device=gpu -v -S %zub %s a b c "
+                               "-o out", c->args, m * text + (64 << 10), text, c->args) > 0);
+            cmd_result res;
+            same_as_sort(dir, cmd, &res);
+            ranged |= strstr(res.err, " of their first key's prefix") != NULL;
+            split |= strstr(res.err, " ranges of their first key's prefix") != NULL;
+            if (c->gen == gen_equal && m == 2 && !strstr(c->args, "-u"))
+                cr_assert(strstr(res.err, "bytes of lines whose keys the sample cannot split"),
+                          "%s: -v says %s", cmd, res.err);
+            cmd_free(&res);
+            free(cmd);
+        }
+        if (c->gen == gen_events && !strstr(c->args, "-u"))
+            cr_assert(ranged && split, "%s: never sorted in two ranges or more", c->args);
+    }
+    three_files(&CASES[0], 3000, dir);
+    char *cmd;
+    cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && \"$GPUMERGE_FORCED\" "
+                       "--gpu-memory-limit=%zu sort --device=gpu -v %s a b c -o out",
+                       CASES[0].args, 2 * three_sizes(dir), CASES[0].args) > 0);
+    cmd_result res;
+    same_as_sort(dir, cmd, &res);
+    cr_assert(strstr(res.err, "too large for the device, small enough for the host's memory"),
+              "%s: -v says %s", cmd, res.err);
+    cmd_free(&res);
+    free(cmd);
+    free(dir);
+}
+
 /* -o naming an input: every input is in device memory before the first byte is
  * written. A budget too small for the tied lines the host must order declines the
  * device's sort, as does -u over keys longer than their prefixes, and the chunks
@@ -649,9 +720,9 @@ Test(recgpu, cli_gpu_declines_a_chunk_too_large_for_its_memory)
                                  "--gpu-memory-limit=100000 sort --device=gpu -v -t, -k2,2n "
                                  "in -o out && cmp want out");
     cr_assert_eq(res.status, 0, "%s%s", res.out, res.err);
-    cr_assert(strstr(res.err, "not sorted in device memory (text path: data does not fit in "
-                              "GPU memory"), "-v says %s", res.err);
-    cr_assert(strstr(res.err, "a chunk sorted on the CPU"), "-v says %s", res.err);
+    cr_assert(strstr(res.err, "not sorted in device memory ("), "-v says %s", res.err);
+    cr_assert(strstr(res.err, "a chunk sorted on the CPU (text path: data does not fit in GPU "
+                              "memory"), "-v says %s", res.err);
     cr_assert(!strstr(res.err, "sorted on the GPU"), "-v says %s", res.err);
     cmd_free(&res);
     free(in);
