@@ -1,0 +1,190 @@
+/*
+ * test_recrange.c - the sort by ranges of keys (core/recrange.c, recwalk.c,
+ * recspan.c), its host's side run where no GPU is: gpumerge_fakegpu (make builds
+ * it; tests/fakegpu.c) stands in a device whose memory is GM_FAKE_DEVICE_BYTES
+ * and sorts what it is handed on the CPU. Every case is three files (one empty,
+ * one without its last end of line) under a budget (-S) of their bytes, so that
+ * the CPU would write runs, against LC_ALL=C sort of the same files; -v must say
+ * how many ranges. Windows of 4096 bytes put lines across windows and a line
+ * longer than one; one key on every line cannot be split and is declined; an
+ * input changed between two passes is an error that leaves no output.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+/* id,ts,payload lines (bench/records.sh's), a timestamp shared by about fifty,
+ * and now and then a line of big bytes. */
+static void gen_events(rng *r, text *t, int n, size_t big, char eol)
+{
+    for (int i = 0; i < n; i++) {
+        text_putf(t, "%lld,%lld,", (long long)rng_range(r, 0, 10 * (int64_t)n),
+                  1700000000LL + rng_range(r, 0, n / 50));
+        size_t len = big && i % 997 == 5 ? big : (size_t)rng_range(r, 0, 12);
+        for (size_t k = 0; k < len; k++)
+            text_putf(t, "%c", (char)('a' + (k + (size_t)i) % 26));
+        text_put(t, &eol, 1);
+    }
+}
+
+/* The text cut into a, an empty b, and c without its last terminator; returns
+ * its bytes. */
+static size_t three_files(const text *t, char eol, const char *dir)
+{
+    size_t cut = t->n / 2;
+    while (cut < t->n && t->buf[cut - 1] != eol)
+        cut++;
+    char *a = path_in(dir, "a"), *b = path_in(dir, "b"), *c = path_in(dir, "c");
+    write_file(a, t->buf, cut);
+    write_file(b, "", 0);
+    write_file(c, t->buf + cut, t->n - cut - (t->n > cut));
+    free(a);
+    free(b);
+    free(c);
+    return t->n - (t->n > cut);
+}
+
+/* Runs the fake device's gpumerge on a b c with args (and env before it) against
+ * sort; returns its -v. */
+static char *against_sort(const char *dir, const char *env, const char *args, size_t budget)
+{
+    char *cmd;
+    cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && %s \"$GPUMERGE_FAKEGPU\" sort "
+                       "--device=gpu -v -S %zub %s a b c -o out", args, env, budget, args) > 0);
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert_eq(res.status, 0, "%s: %s", cmd, res.err);
+    size_t wl, gl;
+    char *wp = path_in(dir, "want"), *op = path_in(dir, "out");
+    char *want = read_file(wp, &wl), *got = read_file(op, &gl);
+    cr_assert(got && wl == gl && memcmp(want, got, wl) == 0, "%s: differs from sort", cmd);
+    char *err = strdup(res.err);
+    free(want);
+    free(got);
+    free(wp);
+    free(op);
+    cmd_free(&res);
+    free(cmd);
+    return err;
+}
+
+static void need_fake(void)
+{
+    if (!getenv("GPUMERGE_FAKEGPU"))
+        cr_skip_test("GPUMERGE_FAKEGPU (make builds it) not set");
+}
+
+/* The ranges in -v's line, 0 where it has none. */
+static int ranges_said(const char *err)
+{
+    const char *p = strstr(err, "sorted in device memory in ");
+    return p ? atoi(p + strlen("sorted in device memory in ")) : 0;
+}
+
+Test(recrange, orders_against_sort, .timeout = 120)
+{
+    need_fake();
+    static const char *ARGS[] = { "-t, -k2,2n", "-t, -k2,2nr -s", "-t, -k2,2n -u",
+                                  "-t, -k1,1 -k2,2n", "-t, -k2,2n -k1,1nr", "-n -r",
+                                  "-t, -k3 -k1,1n" };
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof ARGS / sizeof ARGS[0]; i++) {
+        rng r;
+        rng_seed(&r, 70 + i);
+        text t = { NULL, 0, 0 };
+        gen_events(&r, &t, 6000, 0, '\n');
+        size_t bytes = three_files(&t, '\n', dir);
+        /* a device a third of the whole's needs: three ranges or more */
+        char env[128];
+        snprintf(env, sizeof env, "GM_FAKE_DEVICE_BYTES=%zu GM_FAKE_WINDOW=4096",
+                 (2 * bytes + 64 * 6000) / 3);
+        char *err = against_sort(dir, env, ARGS[i], bytes);
+        cr_assert(ranges_said(err) >= 3, "%s: -v says %s", ARGS[i], err);
+        free(err);
+        free(t.buf);
+    }
+    free(dir);
+}
+
+Test(recrange, zero_terminated_and_long_lines, .timeout = 120)
+{
+    need_fake();
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 91);
+    text t = { NULL, 0, 0 };
+    gen_events(&r, &t, 3000, 20000, '\0'); /* lines of 20000 bytes: five windows each */
+    size_t bytes = three_files(&t, '\0', dir);
+    char env[128];
+    snprintf(env, sizeof env, "GM_FAKE_DEVICE_BYTES=%zu GM_FAKE_WINDOW=4096 GM_FAKE_PIECE=777",
+             (2 * bytes + 64 * 3000) / 2);
+    char *err = against_sort(dir, env, "-z -t, -k2,2n -s", bytes);
+    cr_assert(ranges_said(err) >= 2, "-v says %s", err);
+    free(err);
+    free(t.buf);
+    free(dir);
+}
+
+/* A budget that holds the text: the chunks sort it (on the CPU here: the fake
+ * device has no chunk sort, so --device=auto, which asks no device). One key on
+ * every line: no range can split it, and the sort is declined with the reason. */
+Test(recrange, declined, .timeout = 60)
+{
+    need_fake();
+    char *dir = scratch_dir();
+    text t = { NULL, 0, 0 };
+    for (int i = 0; i < 4000; i++)
+        text_putf(&t, "%d,42,%d\n", i % 97, i % 13);
+    size_t bytes = three_files(&t, '\n', dir);
+    char *cmd;
+    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
+                       "-v -S %zub -t, -k2,2n a b c -o out", bytes, bytes) > 0);
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert(strstr(res.err, "not sorted in device memory (text path: data does not fit in "
+                              "GPU memory") &&
+                  strstr(res.err, "bytes of lines whose keys the sample cannot split"),
+              "-v says %s", res.err);
+    cmd_free(&res);
+    free(cmd);
+    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
+                       "-v -t, -k2,2n a b c -o out", bytes) > 0);
+    res = run_sh(dir, cmd);
+    cr_assert(strstr(res.err, "too large for the device, small enough for the host's memory"),
+              "-v says %s", res.err);
+    cmd_free(&res);
+    free(cmd);
+    free(t.buf);
+    free(dir);
+}
+
+/* An input changed between two passes (a key moved from the first range to the
+ * last once the first range was read): an error naming the file, exit 2, and no
+ * output file. */
+Test(recrange, input_changed_between_passes, .timeout = 60)
+{
+    need_fake();
+    char *dir = scratch_dir();
+    text t = { NULL, 0, 0 };
+    for (int i = 0; i < 6000; i++)
+        text_putf(&t, "%04d,x\n", 1000 + (i * 7919) % 8000); /* keys 1000-8999 */
+    char *in = path_in(dir, "in");
+    write_file(in, t.buf, t.n);
+    /* the first line's key 1000 + 0 becomes 9000: from the first range to the last */
+    char *cmd;
+    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu GM_FAKE_CHANGE=in:0:57 "
+                       "\"$GPUMERGE_FAKEGPU\" sort --device=gpu -S %zub -t, -k1,1n in -o out; "
+                       "echo $?; test -e out && echo written",
+                       (2 * t.n + 64 * 6000) / 3, t.n) > 0);
+    cmd_result res = run_sh(dir, cmd);
+    cr_assert_str_eq(res.out, "2\n", "%s", res.err);
+    cr_assert(strstr(res.err, "in: file changed while reading"), "%s", res.err);
+    cmd_free(&res);
+    free(cmd);
+    free(in);
+    free(t.buf);
+    free(dir);
+}
