@@ -97,6 +97,13 @@ int gm_pread_parallel(const gm_pread_span *spans, int nspans, size_t piece, int 
     return gm_fail(st, GM_EIO, "%s: file changed while reading", spans[job.bad].shown);
 }
 
+int gm_pread_error(int err, const char *shown, gm_status *st)
+{
+    if (err < 0)
+        return gm_fail(st, GM_EIO, "%s: file changed while reading", shown);
+    return gm_fail(st, GM_EIO, "cannot read: %s: %s", shown, strerror(err));
+}
+
 int gm_pread_check_size(int fd, int64_t end, const char *shown, gm_status *st)
 {
     struct stat sb;

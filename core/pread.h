@@ -41,6 +41,10 @@ int gm_pread_parallel(const gm_pread_span *spans, int nspans, size_t piece, int 
  * interrupted reads. Returns 0, an errno value, or -1 when the file ends first. */
 int gm_pread_all(int fd, void *buf, size_t len, int64_t off);
 
+/* The status for gm_pread_all's nonzero result err on the file shown: GM_EIO with
+ * "FILE: file changed while reading" (-1) or "cannot read: FILE: REASON". */
+int gm_pread_error(int err, const char *shown, gm_status *st);
+
 /* The size rule, once a regular file's bytes up to end are read by offsets: its
  * size must still be end. Returns GM_OK, or GM_EIO with "FILE: file changed while
  * reading" (or "cannot read: FILE: REASON" when fstat fails). Leaves the offset. */

@@ -66,8 +66,7 @@ static void chunk_drop(struct chunk *c)
  * its records (-s, -u), or a bucket's (an unstable sort in place). */
 static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
 {
-    int stable = ks->stable || ks->unique;
-    return c->bytes + (stable ? 2 : 1) * (c->recs.n + c->lines) * sizeof(gm_rec);
+    return (size_t)gm_records_chunk_memory(ks, c->bytes, c->recs.n + c->lines);
 }
 
 static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,

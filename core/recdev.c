@@ -90,16 +90,6 @@ static int sort_whole(struct rec_run *r, const gm_span *spans, int nspans, uint6
     return rc;
 }
 
-/* Whether the chunk sort would write runs: the text and its records (about hint
- * lines) beyond the budget. Only then does a text too large for the device go
- * range by range (each range reads the inputs again); else the chunks sort it in
- * memory, faster on the CPU than reading the inputs once a range. */
-static int host_runs(const struct rec_run *r, uint64_t bytes, uint64_t hint)
-{
-    uint64_t per = (r->ks->stable || r->ks->unique ? 2 : 1) * sizeof(gm_rec);
-    return bytes + hint * per > r->budget;
-}
-
 int gm_records_resident(struct rec_run *r, gm_status *st)
 {
     gm_span *spans = calloc((size_t)r->nnames + 1, sizeof *spans);
@@ -118,7 +108,9 @@ int gm_records_resident(struct rec_run *r, gm_status *st)
          * (four fifths of the lines hinted, for a sample that overcounts them) */
         uint64_t hint = gm_spans_lines_hint(spans, nspans, r->ks->eol, bytes);
         rc = hint ? gm_gpu_lines_fit(r->ks, bytes, hint / 5 * 4, st) : GM_OK;
-        if (rc == GM_ETEXT && !host_runs(r, bytes, hint))
+        /* ranges only where the chunk sort would write runs (each range reads
+         * the inputs again; in memory the CPU's chunks are faster) */
+        if (rc == GM_ETEXT && gm_records_chunk_memory(r->ks, bytes, hint) <= r->budget)
             rc = gm_fail(st, GM_ETEXT, "%llu bytes too large for the device, small enough for "
                          "the host's memory", (unsigned long long)bytes);
         else if (rc == GM_ETEXT)

@@ -56,6 +56,15 @@ gm_recmerge_opts gm_records_merge_opts(const struct rec_run *r, int k, int check
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi);
 
+/* What the chunk sort holds for bytes of text and lines lines: the text and its
+ * records, twice the records where the sort is stable (-s, -u: a scratch array).
+ * Beyond the budget, the chunk sort writes runs. */
+static inline uint64_t gm_records_chunk_memory(const gm_keyspec *ks, uint64_t bytes,
+                                               uint64_t lines)
+{
+    return bytes + (ks->stable || ks->unique ? 2 : 1) * lines * sizeof(gm_rec);
+}
+
 /* Opens every input (recsrc.c) before any output; *bytes: the regular inputs'
  * sizes, which bound the output. Returns GM_OK or GM_EIO. */
 int gm_records_open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st);

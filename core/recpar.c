@@ -54,8 +54,7 @@ struct par {
 
 static void slice_range(const struct par *p, int s, size_t *lo, size_t *hi)
 {
-    *lo = p->n * (size_t)s / (size_t)p->slices;
-    *hi = p->n * (size_t)(s + 1) / (size_t)p->slices;
+    gm_slice(p->n, s, p->slices, lo, hi);
 }
 
 static void par_diff(void *ctx, int s)

@@ -105,7 +105,7 @@ struct sel {
     unsigned char *out;
     size_t out_cap, out_len, out_at;
     size_t at[65]; /* each task's first byte in out, then the end */
-    int tasks;
+    int tasks;     /* the threads that count and select (and count the buckets) */
     const char *shown; /* the input a change is blamed on */
 };
 
@@ -119,9 +119,9 @@ static void sel_count(void *ctx, int t)
     struct sel *s = ctx;
     const gm_recs *v = &s->w->recs;
     const char eol = s->w->r->ks->eol;
-    size_t n = 0;
-    for (size_t i = v->n * (size_t)t / (size_t)s->tasks; i < v->n * (size_t)(t + 1) / (size_t)s->tasks;
-         i++)
+    size_t n = 0, lo, hi;
+    gm_slice(v->n, t, s->tasks, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
         if (in_range(&s->rg, v->r[i].prefix))
             n += gm_rec_len(&v->r[i], eol) + 1;
     s->at[t + 1] = n;
@@ -133,8 +133,9 @@ static void sel_copy(void *ctx, int t)
     const gm_recs *v = &s->w->recs;
     const char eol = s->w->r->ks->eol;
     unsigned char *to = s->out + s->at[t];
-    for (size_t i = v->n * (size_t)t / (size_t)s->tasks; i < v->n * (size_t)(t + 1) / (size_t)s->tasks;
-         i++)
+    size_t lo, hi;
+    gm_slice(v->n, t, s->tasks, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
         if (in_range(&s->rg, v->r[i].prefix)) {
             size_t len = gm_rec_len(&v->r[i], eol) + 1;
             memcpy(to, gm_rec_line(&v->r[i]), len);
@@ -203,12 +204,12 @@ static int sel_drain(struct sel *s, gm_status *st)
 
 /* ------------------------------------------------------------------ entry */
 
-/* The ranges of the spans: sampled, counted (the first pass), grouped. GM_ETEXT
- * where the sort declines. */
-static int plan_ranges(struct rec_run *r, struct gm_walk *w, const gm_span *spans, int nspans,
+/* The ranges of the spans: sampled, counted (the first pass, through s's walk on
+ * its tasks), grouped. GM_ETEXT where the sort declines. */
+static int plan_ranges(struct rec_run *r, struct sel *s, const gm_span *spans, int nspans,
                        uint64_t bytes, gm_pread_span *ps, struct range *rg, int *n, gm_status *st)
 {
-    int tasks = r->nthreads < 64 ? r->nthreads : 64, nb = 0, inexact = 0;
+    int tasks = s->tasks, nb = 0, inexact = 0;
     uint64_t *bounds = malloc(GM_MAX_BUCKETS * sizeof *bounds);
     uint64_t *mem = calloc((size_t)tasks * 2 * (GM_MAX_BUCKETS + 1) + 2 * (GM_MAX_BUCKETS + 2),
                            sizeof *mem);
@@ -217,8 +218,8 @@ static int plan_ranges(struct rec_run *r, struct gm_walk *w, const gm_span *span
         rc = gm_buckets_sample(r, spans, nspans, bounds, &nb, st);
     uint64_t *cb = mem, *cl = mem + (size_t)tasks * (size_t)(nb + 1); /* bytes, lines */
     if (!rc) {
-        gm_walk_start(w, r, spans, nspans, bytes, ps, 1); /* --progress counts this pass */
-        rc = gm_buckets_count(w, bounds, nb, tasks, cb, cl, &inexact, st);
+        gm_walk_start(s->w, r, spans, nspans, bytes, ps, 1); /* --progress counts this pass */
+        rc = gm_buckets_count(s->w, bounds, nb, tasks, cb, cl, &inexact, st);
     }
     if (!rc && r->ks->unique && (r->ks->nkeys != 1 || inexact))
         rc = gm_fail(st, GM_ETEXT, "lines: -u with keys the device cannot compare whole");
@@ -230,7 +231,7 @@ static int plan_ranges(struct rec_run *r, struct gm_walk *w, const gm_span *span
             cum[nb + 2 + b + 1] = cum[nb + 2 + b] + cl[b];
         }
         rc = cum[nb + 1] != bytes ? gm_fail(st, GM_EIO, "%s: file changed while reading",
-                                            nspans == 1 ? spans[0].src->shown : "an input")
+                                            s->shown)
                                   : group(r, bounds, nb, cum, rg, n, st);
     }
     free(mem);
@@ -261,17 +262,17 @@ int gm_records_ranges(struct rec_run *r, const gm_span *spans, int nspans, uint6
     size_t win = test_window ? test_window : gm_records_clamp(r->budget / 16, WINDOW_MIN, WINDOW_MAX);
     w.cap = win;
     w.buf = malloc(win);
+    struct sel s = { &w, { 0, 0, 0, 0, 0 }, NULL, 0, 0, 0, { 0 },
+                     r->nthreads < 64 ? r->nthreads : 64,
+                     nspans == 1 ? spans[0].src->shown : "an input" };
     double a = gm_now();
     int rc = w.buf ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory reading lines");
     if (!rc)
-        rc = plan_ranges(r, &w, spans, nspans, bytes, ps, rg, &n, st);
+        rc = plan_ranges(r, &s, spans, nspans, bytes, ps, rg, &n, st);
     r->read += gm_now() - a;
     /* the output's pages are reserved and faulted in meanwhile (not for -u) */
     if (!rc && !r->ks->unique && r->out->w)
         gm_writer_ahead(r->out->w, bytes, r->nthreads / 4, st);
-    struct sel s = { &w, { 0, 0, 0, 0, 0 }, NULL, 0, 0, 0, { 0 },
-                     r->nthreads < 64 ? r->nthreads : 64,
-                     nspans == 1 ? spans[0].src->shown : "an input" };
     uint64_t lines = 0;
     for (int i = 0; i < n && !rc; i++) {
         if (rg[i].lines == 0)

@@ -84,10 +84,8 @@ int gm_spans_make(struct rec_run *r, gm_span *spans, int *nspans, uint64_t *byte
         unsigned char last = (unsigned char)r->ks->eol;
         if (s->left > 0) {
             int e = gm_pread_all(s->fd, &last, 1, s->off + s->left - 1);
-            if (e < 0)
-                return gm_fail(st, GM_EIO, "%s: file changed while reading", s->shown);
-            if (e > 0)
-                return gm_fail(st, GM_EIO, "cannot read: %s: %s", s->shown, strerror(e));
+            if (e)
+                return gm_pread_error(e, s->shown, st);
         } else if (s->carry_len > 0) {
             last = s->carry[s->carry_len - 1];
         }

@@ -22,7 +22,7 @@ enum {
 /* ------------------------------------------------------------------ walk */
 
 void gm_walk_start(struct gm_walk *w, struct rec_run *r, const gm_span *spans, int nspans,
-                       uint64_t bytes, gm_pread_span *ps, int progress)
+                   uint64_t bytes, gm_pread_span *ps, int progress)
 {
     w->r = r;
     gm_span_feed_start(&w->feed, r, spans, nspans, bytes, ps, progress);
@@ -101,8 +101,7 @@ static int sample_lines(struct rec_run *r, const gm_span *spans, int nspans, uns
         unsigned char *p = buf + *have, *end = p + len;
         int e = gm_pread_all(s->src->fd, p, len, s->off + (int64_t)at);
         if (e)
-            return e < 0 ? gm_fail(st, GM_EIO, "%s: file changed while reading", s->src->shown)
-                         : gm_fail(st, GM_EIO, "cannot read: %s: %s", s->src->shown, strerror(e));
+            return gm_pread_error(e, s->src->shown, st);
         if (at > 0 || s->head_len > 0) { /* from the first line that begins here */
             p = memchr(p, eol, len);
             if (!p)
@@ -122,7 +121,7 @@ static int sample_lines(struct rec_run *r, const gm_span *spans, int nspans, uns
 /* Up to GM_MAX_BUCKETS - 1 increasing bounds (*nb) from the prefixes of sampled
  * lines: bucket b holds the prefixes p with b bounds at or below p. */
 int gm_buckets_sample(struct rec_run *r, const gm_span *spans, int nspans, uint64_t *bounds,
-                         int *nb, gm_status *st)
+                      int *nb, gm_status *st)
 {
     unsigned char *buf = malloc((size_t)SAMPLES * SAMPLE_BYTES);
     gm_recs v = { NULL, 0, 0 };
@@ -184,8 +183,9 @@ static void count_task(void *ctx, int t)
     const char eol = c->w->r->ks->eol;
     uint64_t *bytes = c->bytes + (size_t)t * (size_t)(c->nb + 1);
     uint64_t *lines = c->lines + (size_t)t * (size_t)(c->nb + 1);
-    for (size_t i = v->n * (size_t)t / (size_t)c->tasks; i < v->n * (size_t)(t + 1) / (size_t)c->tasks;
-         i++) {
+    size_t lo, hi;
+    gm_slice(v->n, t, c->tasks, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
         int b = bucket_of(c->bounds, c->nb, v->r[i].prefix);
         bytes[b] += gm_rec_len(&v->r[i], eol) + 1;
         lines[b]++;
@@ -213,7 +213,6 @@ static int count_pass(struct gm_walk *w, struct count *c, int *inexact, gm_statu
     }
     return rc;
 }
-
 
 int gm_buckets_count(struct gm_walk *w, const uint64_t *bounds, int nb, int tasks,
                      uint64_t *bytes, uint64_t *lines, int *inexact, gm_status *st)

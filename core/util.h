@@ -27,6 +27,13 @@ int gm_cpu_count(void);
 typedef void (*gm_task_fn)(void *ctx, int task);
 void gm_parallel_for(int nthreads, int ntasks, gm_task_fn fn, void *ctx);
 
+/* Part t of parts of n items: [*lo, *hi), the parts as even as can be. */
+static inline void gm_slice(size_t n, int t, int parts, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)t / (size_t)parts;
+    *hi = n * (size_t)(t + 1) / (size_t)parts;
+}
+
 /* The stack of every thread the pool and gm_thread_start start: small, since the
  * stages keep their data on the heap, and counted in the memory budget. */
 enum { GM_THREAD_STACK = 256 << 10 };
