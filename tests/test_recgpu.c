@@ -484,6 +484,15 @@ static int gpu_usable(void)
     return usable;
 }
 
+/* Skips the test without a usable GPU or gpumerge_forced. */
+static void need_gpu_and_forced(void)
+{
+    if (!gpu_usable())
+        cr_skip_test("GPU case skipped: no usable CUDA device");
+    if (!getenv("GPUMERGE_FORCED"))
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+}
+
 /* Runs cmd in dir and compares file out with file want there. */
 static void same_as_sort(const char *dir, const char *cmd, cmd_result *res)
 {
@@ -580,10 +589,7 @@ static void three_files(const rec_case *c, uint64_t seed, const char *dir)
  * and -u, which the device declines where it cannot compare keys whole. */
 Test(recgpu, cli_gpu_in_device_memory, .timeout = 300)
 {
-    if (!gpu_usable())
-        cr_skip_test("GPU case skipped: no usable CUDA device");
-    if (!getenv("GPUMERGE_FORCED"))
-        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    need_gpu_and_forced();
     char *dir = scratch_dir();
     for (size_t i = 0; i < NCASES; i++) {
         const rec_case *c = &CASES[i];
@@ -628,10 +634,7 @@ static size_t three_sizes(const char *dir)
  * holds the text, the chunks sort it. */
 Test(recgpu, cli_gpu_in_device_memory_by_ranges, .timeout = 600)
 {
-    if (!gpu_usable())
-        cr_skip_test("GPU case skipped: no usable CUDA device");
-    if (!getenv("GPUMERGE_FORCED"))
-        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    need_gpu_and_forced();
     char *dir = scratch_dir();
     for (size_t i = 0; i < NCASES; i++) {
         const rec_case *c = &CASES[i];
@@ -705,10 +708,7 @@ Test(recgpu, cli_gpu_in_device_memory_in_place_and_declined, .timeout = 120)
 
 Test(recgpu, cli_gpu_declines_a_chunk_too_large_for_its_memory)
 {
-    if (!gpu_usable())
-        cr_skip_test("GPU case skipped: no usable CUDA device");
-    if (!getenv("GPUMERGE_FORCED"))
-        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    need_gpu_and_forced();
     char *dir = scratch_dir();
     rng r;
     rng_seed(&r, 77);

@@ -79,6 +79,22 @@ static void need_fake(void)
         cr_skip_test("GPUMERGE_FAKEGPU (make builds it) not set");
 }
 
+/* -v of the fake device's gpumerge of a b c under -t, -k2,2n, its memory device
+ * bytes, with -S budget bytes (0: no -S); its output is not checked. */
+static char *verbose_of(const char *dir, size_t device, size_t budget)
+{
+    char *cmd, opt[64] = "";
+    if (budget)
+        snprintf(opt, sizeof opt, "-S %zub ", budget);
+    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
+                       "-v %s-t, -k2,2n a b c -o out", device, opt) > 0);
+    cmd_result res = run_sh(dir, cmd);
+    char *err = strdup(res.err);
+    cmd_free(&res);
+    free(cmd);
+    return err;
+}
+
 /* The ranges in -v's line, 0 where it has none. */
 static int ranges_said(const char *err)
 {
@@ -130,9 +146,10 @@ Test(recrange, zero_terminated_and_long_lines, .timeout = 120)
     free(dir);
 }
 
-/* A budget that holds the text: the chunks sort it (on the CPU here: the fake
- * device has no chunk sort, so --device=auto, which asks no device). One key on
- * every line: no range can split it, and the sort is declined with the reason. */
+/* One key on every line: no range can split it, and the sort is declined with
+ * the reason. A budget that holds the text: no ranges are taken (the chunks then
+ * sort it; the fake device has no chunk sort, so that run's output is not
+ * checked). */
 Test(recrange, declined, .timeout = 60)
 {
     need_fake();
@@ -141,23 +158,16 @@ Test(recrange, declined, .timeout = 60)
     for (int i = 0; i < 4000; i++)
         text_putf(&t, "%d,42,%d\n", i % 97, i % 13);
     size_t bytes = three_files(&t, '\n', dir);
-    char *cmd;
-    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
-                       "-v -S %zub -t, -k2,2n a b c -o out", bytes, bytes) > 0);
-    cmd_result res = run_sh(dir, cmd);
-    cr_assert(strstr(res.err, "not sorted in device memory (text path: data does not fit in "
-                              "GPU memory") &&
-                  strstr(res.err, "bytes of lines whose keys the sample cannot split"),
-              "-v says %s", res.err);
-    cmd_free(&res);
-    free(cmd);
-    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
-                       "-v -t, -k2,2n a b c -o out", bytes) > 0);
-    res = run_sh(dir, cmd);
-    cr_assert(strstr(res.err, "too large for the device, small enough for the host's memory"),
-              "-v says %s", res.err);
-    cmd_free(&res);
-    free(cmd);
+    char *err = verbose_of(dir, bytes, bytes);
+    cr_assert(strstr(err, "not sorted in device memory (text path: data does not fit in "
+                          "GPU memory") &&
+                  strstr(err, "bytes of lines whose keys the sample cannot split"),
+              "-v says %s", err);
+    free(err);
+    err = verbose_of(dir, bytes, 0);
+    cr_assert(strstr(err, "too large for the device, small enough for the host's memory"),
+              "-v says %s", err);
+    free(err);
     free(t.buf);
     free(dir);
 }
@@ -172,15 +182,10 @@ Test(recrange, declined_for_too_many_ranges, .timeout = 60)
     text t = { NULL, 0, 0 };
     gen_events(&r, &t, 6000, 0, '\n');
     size_t bytes = three_files(&t, '\n', dir);
-    char *cmd;
-    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
-                       "-v -S %zub -t, -k2,2n a b c -o out", (2 * bytes + 64 * 6000) / 8,
-                       bytes) > 0);
-    cmd_result res = run_sh(dir, cmd);
-    cr_assert(strstr(res.err, "not sorted in device memory (more than 4 ranges of keys)"),
-              "-v says %s", res.err);
-    cmd_free(&res);
-    free(cmd);
+    char *err = verbose_of(dir, (2 * bytes + 64 * 6000) / 8, bytes);
+    cr_assert(strstr(err, "not sorted in device memory (more than 4 ranges of keys)"),
+              "-v says %s", err);
+    free(err);
     free(t.buf);
     free(dir);
 }
