@@ -153,17 +153,16 @@ int gm_buckets_sample(struct rec_run *r, const gm_span *spans, int nspans, uint6
     return rc;
 }
 
+/* The bounds at or below p, by a binary search without branches: the loads
+ * stay in the cache and no prefix costs a misprediction. */
 static inline int bucket_of(const uint64_t *bounds, int nb, uint64_t p)
 {
-    int lo = 0, hi = nb;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (bounds[mid] <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    if (nb == 0)
+        return 0;
+    const uint64_t *b = bounds;
+    for (int n = nb; n > 1; n -= n / 2)
+        b = b[n / 2] <= p ? b + n / 2 : b;
+    return (int)(b - bounds) + (*b <= p);
 }
 
 /* The count: each bucket's bytes and lines, per task, and whether a prefix is
@@ -184,13 +183,15 @@ static void count_task(void *ctx, int t)
     uint64_t *bytes = c->bytes + (size_t)t * (size_t)(c->nb + 1);
     uint64_t *lines = c->lines + (size_t)t * (size_t)(c->nb + 1);
     size_t lo, hi;
+    int inexact = 0; /* kept here: the tasks' flags share a cache line */
     gm_slice(v->n, t, c->tasks, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         int b = bucket_of(c->bounds, c->nb, v->r[i].prefix);
         bytes[b] += gm_rec_len(&v->r[i], eol) + 1;
         lines[b]++;
-        c->inexact[t] |= !gm_rec_is_exact(&v->r[i]);
+        inexact |= !gm_rec_is_exact(&v->r[i]);
     }
+    c->inexact[t] |= inexact;
 }
 
 /* One pass over the inputs: every bucket's bytes and lines, summed over the tasks
