@@ -49,6 +49,10 @@ void gm_records_test_block(size_t bytes);
  * in windows of bytes (0: a share of the budget), so that lines cross windows. */
 void gm_records_test_window(size_t bytes);
 
+/* For the tests only: the host's memory the sort by ranges of keys counts on
+ * (0: the machine's), which bounds the ranges worth reading the inputs for. */
+void gm_records_test_memory(uint64_t bytes);
+
 /* One input of a records run that the integer path hands over part-way
  * (core/handover.c): bytes already read come first, then the descriptor's. */
 typedef struct gm_rec_source {

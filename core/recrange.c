@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../cuda/gpu.h"
 #include "pages.h"
@@ -29,19 +30,42 @@
 #include "util.h"
 
 enum {
-    /* Each range reads the inputs again: at 1 G lines a pass took 14 s on 16
-     * cores where the CPU's sort through runs took 82 s in all (bench/RESULTS.md),
-     * so past four ranges the passes would cost about what the runs do. */
+    /* Each range reads the inputs again. From the page cache a pass over 1 G
+     * lines takes about 9 s on 16 cores, where the CPU's sort through runs
+     * takes 80-120 s in all (bench/RESULTS.md): four ranges (five passes) keep
+     * well ahead of it. */
     MAX_RANGES = 4,
+    /* Inputs over half the host's memory are read from their disks each pass:
+     * two ranges read them three times, as many passes as the chunk sort's
+     * read, runs written and runs read back, and more would read more. */
+    MAX_RANGES_UNCACHED = 2,
     WINDOW_MIN = 16 << 20,
     WINDOW_MAX = 256 << 20,
 };
 
 static size_t test_window;
+static uint64_t test_memory;
 
 void gm_records_test_window(size_t bytes)
 {
     test_window = bytes;
+}
+
+void gm_records_test_memory(uint64_t bytes)
+{
+    test_memory = bytes;
+}
+
+/* The most ranges worth the passes over inputs of bytes. */
+static int most_ranges(uint64_t bytes)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t mem = UINT64_MAX;
+    if (test_memory)
+        mem = test_memory;
+    else if (pages > 0 && size > 0)
+        mem = (uint64_t)pages * (uint64_t)size;
+    return bytes <= mem / 2 ? MAX_RANGES : MAX_RANGES_UNCACHED;
 }
 
 /* ------------------------------------------------------------------ ranges */
@@ -63,9 +87,10 @@ static int fits(const struct rec_run *r, const uint64_t *cum, int nb, int s, int
     return lines == 0 ? GM_OK : gm_gpu_lines_fit(r->ks, cum[e] - cum[s], lines, st);
 }
 
-/* The fewest ranges of consecutive buckets that fit, each as large as fits. */
+/* The fewest ranges of consecutive buckets that fit, each as large as fits, and
+ * at most most of them (room for MAX_RANGES in out). */
 static int group(const struct rec_run *r, const uint64_t *bounds, int nb, const uint64_t *cum,
-                 struct range *out, int *n, gm_status *st)
+                 int most, struct range *out, int *n, gm_status *st)
 {
     const uint64_t *cl = cum + nb + 2;
     *n = 0;
@@ -86,8 +111,9 @@ static int group(const struct rec_run *r, const uint64_t *bounds, int nb, const 
             return gm_fail(st, GM_ETEXT, "%s, for %llu bytes of lines whose keys the sample "
                            "cannot split", why, (unsigned long long)(cum[s + 1] - cum[s]));
         }
-        if (*n == MAX_RANGES)
-            return gm_fail(st, GM_ETEXT, "more than %d ranges of keys", MAX_RANGES);
+        if (*n == most)
+            return gm_fail(st, GM_ETEXT, "more than %d ranges of keys%s", most,
+                           most < MAX_RANGES ? " for inputs over half the host's memory" : "");
         out[(*n)++] = (struct range){ s ? bounds[s - 1] : 0, best <= nb ? bounds[best - 1] : 0,
                                       best > nb, cum[best] - cum[s], cl[best] - cl[s] };
         s = best;
@@ -232,7 +258,7 @@ static int plan_ranges(struct rec_run *r, struct sel *s, const gm_span *spans, i
         }
         rc = cum[nb + 1] != bytes ? gm_fail(st, GM_EIO, "%s: file changed while reading",
                                             s->shown)
-                                  : group(r, bounds, nb, cum, rg, n, st);
+                                  : group(r, bounds, nb, cum, most_ranges(bytes), rg, n, st);
     }
     free(mem);
     free(bounds);

@@ -10,7 +10,8 @@
  * sorts it with the CPU's records sort and hands the lines to the job's sink:
  * what the host sends and receives is what it would with a device. -u keeps the
  * first line of each run of equal keys, as the device does. GM_FAKE_WINDOW sets
- * the windows the sort by ranges reads in, and GM_FAKE_CHANGE=FILE:OFFSET:BYTE
+ * the windows the sort by ranges reads in, GM_FAKE_HOST_MEMORY the host's memory
+ * it counts on, and GM_FAKE_CHANGE=FILE:OFFSET:BYTE
  * writes that byte into FILE once the first sort has read its text, as if another
  * program changed the input between two passes.
  */
@@ -136,8 +137,10 @@ int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
     return rc;
 }
 
-/* GM_FAKE_WINDOW: the windows the sort by ranges reads in (records.h). */
+/* GM_FAKE_WINDOW: the windows the sort by ranges reads in; GM_FAKE_HOST_MEMORY:
+ * the host's memory it counts on (records.h). */
 __attribute__((constructor)) static void fake_window(void)
 {
     gm_records_test_window((size_t)env_bytes("GM_FAKE_WINDOW", 0));
+    gm_records_test_memory(env_bytes("GM_FAKE_HOST_MEMORY", 0));
 }

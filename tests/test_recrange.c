@@ -80,14 +80,16 @@ static void need_fake(void)
 }
 
 /* -v of the fake device's gpumerge of a b c under -t, -k2,2n, its memory device
- * bytes, with -S budget bytes (0: no -S); its output is not checked. */
-static char *verbose_of(const char *dir, size_t device, size_t budget)
+ * bytes, with -S budget bytes (0: no -S) and the host's memory host bytes (0: the
+ * machine's); its output is not checked. */
+static char *verbose_of(const char *dir, size_t device, size_t budget, size_t host)
 {
     char *cmd, opt[64] = "";
     if (budget)
         snprintf(opt, sizeof opt, "-S %zub ", budget);
-    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu \"$GPUMERGE_FAKEGPU\" sort --device=gpu "
-                       "-v %s-t, -k2,2n a b c -o out", device, opt) > 0);
+    cr_assert(asprintf(&cmd, "GM_FAKE_DEVICE_BYTES=%zu GM_FAKE_HOST_MEMORY=%zu "
+                       "\"$GPUMERGE_FAKEGPU\" sort --device=gpu -v %s-t, -k2,2n a b c -o out",
+                       device, host, opt) > 0);
     cmd_result res = run_sh(dir, cmd);
     char *err = strdup(res.err);
     cmd_free(&res);
@@ -158,13 +160,13 @@ Test(recrange, declined, .timeout = 60)
     for (int i = 0; i < 4000; i++)
         text_putf(&t, "%d,42,%d\n", i % 97, i % 13);
     size_t bytes = three_files(&t, '\n', dir);
-    char *err = verbose_of(dir, bytes, bytes);
+    char *err = verbose_of(dir, bytes, bytes, 0);
     cr_assert(strstr(err, "not sorted in device memory (text path: data does not fit in "
                           "GPU memory") &&
                   strstr(err, "bytes of lines whose keys the sample cannot split"),
               "-v says %s", err);
     free(err);
-    err = verbose_of(dir, bytes, 0);
+    err = verbose_of(dir, bytes, 0, 0);
     cr_assert(strstr(err, "too large for the device, small enough for the host's memory"),
               "-v says %s", err);
     free(err);
@@ -172,7 +174,8 @@ Test(recrange, declined, .timeout = 60)
     free(dir);
 }
 
-/* A device an eighth of the whole's needs: more ranges than are worth the reads. */
+/* A device an eighth of the whole's needs: more ranges than are worth the reads;
+ * fewer are worth them where the inputs would not stay in memory. */
 Test(recrange, declined_for_too_many_ranges, .timeout = 60)
 {
     need_fake();
@@ -182,9 +185,23 @@ Test(recrange, declined_for_too_many_ranges, .timeout = 60)
     text t = { NULL, 0, 0 };
     gen_events(&r, &t, 6000, 0, '\n');
     size_t bytes = three_files(&t, '\n', dir);
-    char *err = verbose_of(dir, (2 * bytes + 64 * 6000) / 8, bytes);
+    char *err = verbose_of(dir, (2 * bytes + 64 * 6000) / 8, bytes, 0);
     cr_assert(strstr(err, "not sorted in device memory (more than 4 ranges of keys)"),
               "-v says %s", err);
+    free(err);
+    /* inputs over half the host's memory, read from disk each pass: two ranges
+     * at most; the three or four a device of two sevenths takes are declined */
+    size_t device = (2 * bytes + 64 * 6000) / 7 * 2;
+    err = verbose_of(dir, device, bytes, 4 * bytes);
+    cr_assert(ranges_said(err) >= 3, "-v says %s", err);
+    free(err);
+    err = verbose_of(dir, device, bytes, bytes);
+    cr_assert(strstr(err, "not sorted in device memory (more than 2 ranges of keys for inputs "
+                          "over half the host's memory)"),
+              "-v says %s", err);
+    free(err);
+    err = verbose_of(dir, (2 * bytes + 64 * 6000) / 3 * 2, bytes, bytes);
+    cr_assert(ranges_said(err) == 2, "-v says %s", err);
     free(err);
     free(t.buf);
     free(dir);
