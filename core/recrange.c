@@ -31,7 +31,7 @@
 
 enum {
     /* Each range reads the inputs again. From the page cache a pass over 1 G
-     * lines takes about 9 s on 16 cores, where the CPU's sort through runs
+     * lines takes about 7 s on 16 cores, where the CPU's sort through runs
      * takes 80-120 s in all (bench/RESULTS.md): four ranges (five passes) keep
      * well ahead of it. */
     MAX_RANGES = 4,
