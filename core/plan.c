@@ -20,7 +20,7 @@ enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
     MERGE_CORES = 2,               /* per this many threads, */
-    MERGE_SCALE = 8,               /* up to this many times (thread_scale) */
+    MERGE_SCALE = 8,               /* up to this many times (gm_plan_thread_scale) */
     MAX_BLOCK = 4 << 20,           /* a text block, per MERGE_CORES threads */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
@@ -68,7 +68,7 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
  * threads in fork-joins, and a merge round fills and drains the writer's pipeline,
  * so with more threads they are larger and those fixed costs stay small beside
  * the work. */
-static size_t thread_scale(int nthreads)
+size_t gm_plan_thread_scale(int nthreads)
 {
     size_t scale = nthreads > MERGE_CORES ? (size_t)(nthreads / MERGE_CORES) : 1;
     return scale < MERGE_SCALE ? scale : MERGE_SCALE;
@@ -126,7 +126,7 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames)
         p->fan_in = p->fds > 2 ? p->fds : 2;
     int k = nnames < p->fan_in ? nnames : p->fan_in;
     /* A merge round's buffers grow with the threads, as far as the budget allows. */
-    size_t scale = thread_scale(p->threads);
+    size_t scale = gm_plan_thread_scale(p->threads);
     p->merge_mem = (size_t)MERGE_MEMORY * scale;
     if (p->budget < p->merge_mem)
         p->merge_mem = p->budget;
@@ -134,7 +134,7 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames)
                                 (size_t)MAX_BLOCK * scale);
     p->run_read_keys = (int64_t)clamp_size(p->budget / (8 * 8 * (size_t)p->fan_in), 1024, 1 << 20);
     /* The sort's text block: a sixteenth of the budget, within MIN_BLOCK and
-     * MAX_BLOCK times thread_scale. */
+     * MAX_BLOCK times gm_plan_thread_scale. */
     p->sort_block = clamp_size(p->budget / 16, MIN_BLOCK, (size_t)MAX_BLOCK * scale);
     p->chunk_keys[0] = gm_sort_chunk_keys(p->budget, GM_I32);
     p->chunk_keys[1] = gm_sort_chunk_keys(p->budget, GM_I64);

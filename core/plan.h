@@ -54,6 +54,10 @@ typedef struct gm_plan {
  * of the total, whichever is more). */
 size_t gm_default_budget(void);
 
+/* How many times a block and a merge's buffers grow with nthreads threads: once
+ * per two threads, up to eight times. */
+size_t gm_plan_thread_scale(int nthreads);
+
 /* Keys of the given width in one sorted chunk under this budget (the runs of the
  * external sort hold this many keys, the last one fewer). */
 int64_t gm_sort_chunk_keys(size_t budget, gm_width width);
