@@ -87,8 +87,8 @@ static int fits(const struct rec_run *r, const uint64_t *cum, int nb, int s, int
     return lines == 0 ? GM_OK : gm_gpu_lines_fit(r->ks, cum[e] - cum[s], lines, st);
 }
 
-/* The fewest ranges of consecutive buckets that fit, each as large as fits, and
- * at most most of them (room for MAX_RANGES in out). */
+/* The fewest ranges of consecutive buckets that fit, each as large as fits; more
+ * than most of them (out has room for MAX_RANGES) decline the sort. */
 static int group(const struct rec_run *r, const uint64_t *bounds, int nb, const uint64_t *cum,
                  int most, struct range *out, int *n, gm_status *st)
 {
