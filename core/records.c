@@ -27,11 +27,6 @@
 #include "util.h"
 
 enum {
-    /* A checked input's block, at most, per two threads (gm_plan_thread_scale),
-     * as the merge's (recsrc.c): on 16 cores a check of 50 M keyed lines takes
-     * 0.25-0.29 s with 32 MB blocks, 0.82-1.30 s with 4 MB, and on 2 cores
-     * 4 MB blocks, which stay in the cache, beat 16 MB (bench/RESULTS.md). */
-    CHECK_BLOCK = 4 << 20,
     OUT_BUFFER = 4 << 20,
 };
 
@@ -95,9 +90,8 @@ static int merge_op(struct rec_run *r, gm_status *st)
 
 static int check_op(struct rec_run *r, gm_status *st)
 {
-    size_t most = CHECK_BLOCK * gm_plan_thread_scale(r->nthreads);
-    gm_recmerge_opts o = { r->ks, gm_records_clamp(r->budget / 8, GM_RECORDS_MIN_BLOCK, most), 1,
-                           r->nthreads };
+    /* each input is read as the one source of a merge, its order checked */
+    gm_recmerge_opts o = gm_records_merge_opts(r, 1, 1);
     int rc = GM_OK;
     for (int i = 0; i < r->nnames && !rc; i++) {
         rc = gm_records_src_open(r, i, st);

@@ -17,11 +17,11 @@
 #include "records_impl.h"
 #include "util.h"
 
-/* A merged source's block, at most, per two threads (gm_plan_thread_scale): a
- * round reads, splits, checks, merges and gathers in fork-joins on all the
- * threads, and larger blocks keep those joins few beside the work (on 16 cores
- * a keyed merge of 100 M lines takes 2.5 s with blocks of 32 MB, 3.5 s with
- * blocks of 4 MB: bench/RESULTS.md). */
+/* A merged or checked source's block, at most, per two threads
+ * (gm_plan_thread_scale): a round reads, splits, checks, merges and gathers in
+ * fork-joins on all the threads, so on many cores larger blocks keep those joins
+ * few beside the work, and on few cores 4 MB blocks stay in the cache
+ * (bench/RESULTS.md, "Keyed merge and check"). */
 enum { MERGE_BLOCK = 4 << 20 };
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi)
