@@ -32,6 +32,12 @@ enum {
                                     * budget, and the writer's buffers as much */
 };
 
+uint64_t gm_physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
 size_t gm_default_budget(void)
 {
     /* default_sort_size of coreutils' sort.c. */
@@ -47,7 +53,7 @@ size_t gm_default_budget(void)
         size = (double)rl.rlim_cur / 16 * 15;
     double page = (double)sysconf(_SC_PAGESIZE);
     double avail = (double)sysconf(_SC_AVPHYS_PAGES) * page;
-    double total = (double)sysconf(_SC_PHYS_PAGES) * page;
+    double total = (double)gm_physical_memory();
     double mem = avail > total / 8 ? avail : total / 8;
     if (total > 0 && total * 0.75 < size)
         size = total * 0.75; /* a quarter of the memory left to everything else */

@@ -48,6 +48,9 @@ typedef struct gm_plan {
     } records;
 } gm_plan;
 
+/* The machine's physical memory in bytes (0 where it cannot be known). */
+uint64_t gm_physical_memory(void);
+
 /* The default memory budget, as GNU sort's default_sort_size: half the smaller of
  * RLIMIT_DATA and RLIMIT_AS, at most 15/16 of RLIMIT_RSS, at most three quarters
  * of the physical memory, and at most the available physical memory (or an eighth

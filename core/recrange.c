@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../cuda/gpu.h"
 #include "pages.h"
+#include "plan.h"
 #include "recdev.h"
 #include "recwalk.h"
 #include "util.h"
@@ -59,13 +59,8 @@ void gm_records_test_memory(uint64_t bytes)
 /* The most ranges worth the passes over inputs of bytes. */
 static int most_ranges(uint64_t bytes)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    uint64_t mem = UINT64_MAX;
-    if (test_memory)
-        mem = test_memory;
-    else if (pages > 0 && size > 0)
-        mem = (uint64_t)pages * (uint64_t)size;
-    return bytes <= mem / 2 ? MAX_RANGES : MAX_RANGES_UNCACHED;
+    uint64_t mem = test_memory ? test_memory : gm_physical_memory();
+    return mem == 0 || bytes <= mem / 2 ? MAX_RANGES : MAX_RANGES_UNCACHED;
 }
 
 /* ------------------------------------------------------------------ ranges */

@@ -7,7 +7,8 @@
  * the CPU would write runs, against LC_ALL=C sort of the same files; -v must say
  * how many ranges. Windows of 4096 bytes put lines across windows and a line
  * longer than one; one key on every line cannot be split and is declined, as is
- * a text that would need more than four ranges; an input changed between two
+ * a text that would need more than four ranges, or more than two where it is over
+ * half the host's memory (GM_FAKE_HOST_MEMORY); an input changed between two
  * passes is an error that leaves no output.
  */
 #define _GNU_SOURCE
