@@ -15,12 +15,14 @@
  * sort, stable). Times are CUDA-event medians of
  * REPEAT runs after WARMUP runs, all in the same process. Merge bandwidth counts
  * bytes read plus written (2 n sizeof(key)), as the copy's does.
- * Usage: kernels [max_log2_int32 (default 28)] [merge|sort|pairs|crossover|lanes|stages|all]
+ * Usage: kernels [max_log2_int32 (default 28)]
+ *                [merge|sort|pairs|pmerge|psort|crossover|lanes|stages|all]
  *                [ways, for stages: 2 or 4]
  *        env: REPEAT (default 9), BENCH_TSV (also write the results to this file)
  * "crossover" times the three kernels from 2^12 keys up: --kernel=auto's table;
  * "lanes" the tiled merge with each way of finding its co-ranks (cuda/partition.cu);
- * "stages" the block sort and each merge pass of one sort, timed apart.
+ * "stages" the block sort and each merge pass of one sort, timed apart; "pmerge" and
+ * "psort" the pairs' merges or sorts alone.
  * Paths the size would not pick are forced through cuda/testing.h.
  */
 #include <cub/device/device_merge.cuh>
@@ -529,8 +531,9 @@ int main(int argc, char **argv)
             bench_lanes<int64_t>(lg);
         return 0;
     }
-    if (strcmp(what, "pairs") == 0) {
-        bench_pairs(max_lg);
+    if (strcmp(what, "pairs") == 0 || strcmp(what, "pmerge") == 0 ||
+        strcmp(what, "psort") == 0) {
+        bench_pairs(max_lg, strcmp(what, "psort") != 0, strcmp(what, "pmerge") != 0);
         return 0;
     }
     bool merges = strcmp(what, "sort") != 0, sorts = strcmp(what, "merge") != 0;

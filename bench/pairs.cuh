@@ -204,14 +204,18 @@ template <typename K> static void bench_pairs_sort(int lg)
            lg, pairs_label(sizeof(K)), ms / ours, rs / ours);
 }
 
-/* The pairs' part of the benchmark, up to 2^max_lg pairs. */
-static void bench_pairs(int max_lg)
+/* The pairs' part of the benchmark, up to 2^max_lg pairs: merges, sorts or both. */
+static void bench_pairs(int max_lg, bool merges = true, bool sorts = true)
 {
     for (int lg : { 24, 28 })
         if (lg <= max_lg) {
-            bench_pairs_merge<uint64_t>(lg);
-            bench_pairs_merge<uint32_t>(lg);
-            bench_pairs_sort<uint64_t>(lg);
-            bench_pairs_sort<uint32_t>(lg);
+            if (merges) {
+                bench_pairs_merge<uint64_t>(lg);
+                bench_pairs_merge<uint32_t>(lg);
+            }
+            if (sorts) {
+                bench_pairs_sort<uint64_t>(lg);
+                bench_pairs_sort<uint32_t>(lg);
+            }
         }
 }
