@@ -289,6 +289,10 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/tests/helpers.o $(CORE_O
                       $(TESTING_OBJ)
 	$(LINK.gm) -o $@ $^ -lcriterion $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
+# A long suite spans files: tests/test_X.c and its parts tests/X_*.c, one binary.
+$(foreach t,$(TESTS),$(eval $(BUILD)/tests/test_$(t): \
+  $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/$(t)_*.c))))
+
 # pkg-config comes from the distribution too (the library's suite links through it).
 pkgconfig:
 	@if ! command -v pkg-config >/dev/null; then \
