@@ -1,7 +1,7 @@
 /*
  * pairs.h - cases for the GPU's sort and merge of key-value pairs (cuda/testing.h:
  * gm_gpu_test_sort_pairs, gm_gpu_test_merge_pairs) and their reference on the
- * host: a stable sort of (key, index). Shared by the GPU suite (test_gpu.c) and by
+ * host: a stable sort of (key, index). Shared by the GPU suite (gpu_pairs.c) and by
  * gpupairs, the driver compute-sanitizer runs (tests/sanitize.sh); no Criterion.
  */
 #ifndef GM_TEST_PAIRS_H

@@ -1,35 +1,30 @@
 /*
- * test_parser.c - core/input: every accepted and rejected line form, int64 edges and
- * the int32 narrowing, blank lines, CRLF and missing final newlines, order checks,
- * and line numbers that stay right when the problem sits at a boundary between two
- * threads' chunks; and the parallel pread (core/pread.h) under the reader: pieces,
- * spans, the thread cap, its messages and the size rule.
+ * test_parser.c - core/input's parser: every accepted and rejected line form, a
+ * NUL byte, int64 edges and the int32 narrowing, blank lines, CRLF and missing
+ * final newlines, lines of 17 to 19 digits, an input that cannot be read, and
+ * the SSE4.1 parser against its scalar twin. It also holds what the suite's
+ * files share (parser_cases.h).
+ *
+ * The other files: parser_chunks.c (large inputs on several threads, the int32
+ * gather, line numbers that stay right when the problem sits at a boundary
+ * between two threads' chunks, order checks) and parser_pread.c (the parallel
+ * pread, core/pread.h, under the reader: pieces, spans, the thread cap, its
+ * messages and the size rule).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../core/input.h"
-#include "../core/pread.h"
 #include "helpers.h"
+#include "parser_cases.h"
 
-typedef struct {
-    int rc;
-    gm_status st;
-    int64_t *keys; /* gathered as int64 */
-    int64_t n;
-    int wide;
-    char *path;
-} parsed;
-
-static parsed parse_with(const char *text, size_t len, int nthreads, int ordered,
-                         int64_t mask, int strict)
+parsed parse_with(const char *text, size_t len, int nthreads, int ordered,
+                  int64_t mask, int strict)
 {
     parsed p;
     memset(&p, 0, sizeof p);
@@ -60,7 +55,7 @@ static parsed parse_with(const char *text, size_t len, int nthreads, int ordered
 
 static parsed parse_text(const char *text) { return parse_with(text, strlen(text), 2, 0, 0, 0); }
 
-static void parsed_free(parsed *p)
+void parsed_free(parsed *p)
 {
     unlink(p->path);
     free(p->path);
@@ -68,7 +63,7 @@ static void parsed_free(parsed *p)
 }
 
 /* The message after "FILE:" */
-static const char *after_name(const parsed *p)
+const char *after_name(const parsed *p)
 {
     size_t l = strlen(p->path);
     cr_assert(strncmp(p->st.msg, p->path, l) == 0, "message does not start with the file: %s",
@@ -272,212 +267,6 @@ Test(parser, seventeen_to_nineteen_digits)
     gm_input_test_scalar(0);
 }
 
-/* A large input: n lines of random values, some wide, some blank. */
-static char *big_text(rng *r, int64_t n, size_t *len, int64_t *keys, int64_t *nkeys)
-{
-    char *text = malloc((size_t)n * 24 + 1);
-    size_t o = 0;
-    *nkeys = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int kind = (int)rng_range(r, 0, 99);
-        if (kind == 0) {
-            text[o++] = '\n';
-            continue;
-        }
-        int64_t v = kind == 1 ? (int64_t)rng_next(r) : rng_range(r, -2000000000, 2000000000);
-        keys[(*nkeys)++] = v;
-        o += (size_t)sprintf(text + o, kind == 2 ? " %lld\r\n" : "%lld\n", (long long)v);
-    }
-    *len = o;
-    return text;
-}
-
-Test(parser, large_input_on_many_threads)
-{
-    rng r;
-    rng_seed(&r, 3);
-    int64_t n = 400000, nkeys;
-    int64_t *want = malloc((size_t)n * sizeof *want);
-    size_t len;
-    char *text = big_text(&r, n, &len, want, &nkeys);
-    for (int threads = 1; threads <= 8; threads *= 2) {
-        parsed p = parse_with(text, len, threads, 0, 0, 0);
-        cr_assert_eq(p.rc, GM_OK, "%s", p.st.msg);
-        cr_assert_eq(p.n, nkeys);
-        cr_assert_eq(p.wide, 1);
-        for (int64_t i = 0; i < nkeys; i++)
-            cr_assert_eq(p.keys[i], want[i], "key %lld with %d threads", (long long)i, threads);
-        parsed_free(&p);
-    }
-    free(text);
-    free(want);
-}
-
-/* The int32 keys close the gaps that blank lines leave. */
-Test(parser, int32_gather_closes_gaps)
-{
-    char *dir = scratch_dir();
-    char *path = path_in(dir, "in");
-    int64_t n = 300000;
-    char *text = malloc((size_t)n * 16);
-    int32_t *want = malloc((size_t)n * sizeof *want);
-    size_t o = 0;
-    int64_t k = 0;
-    rng r;
-    rng_seed(&r, 4);
-    for (int64_t i = 0; i < n; i++) {
-        if (rng_range(&r, 0, 9) == 0) {
-            text[o++] = '\n';
-            continue;
-        }
-        want[k] = (int32_t)rng_range(&r, INT32_MIN, INT32_MAX);
-        o += (size_t)sprintf(text + o, "%d\n", want[k]);
-        k++;
-    }
-    write_file(path, text, o);
-    gm_status st;
-    gm_input in;
-    gm_keybuf kb = { NULL, 0, 0, 0, GM_I32 };
-    cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    gm_parse_opts opts = { 4, 0, 0, 0, 0 };
-    while (!in.eof)
-        cr_assert_eq(gm_input_read_keys(&in, &opts, &kb, &st), GM_OK);
-    cr_assert_eq(kb.n, k);
-    cr_assert_eq(kb.width, GM_I32);
-    cr_assert_arr_eq(kb.data, want, (size_t)k * sizeof *want);
-    gm_input_close(&in);
-    gm_keybuf_free(&kb);
-    unlink(path);
-    free(want);
-    free(text);
-    free(path);
-    free(dir);
-}
-
-/* ---------------------------------------------------------------- boundaries */
-
-/* Returns the first line of every chunk after the first (parsing text cleanly with
- * nthreads threads); *count gets how many. */
-static int64_t *chunk_starts(const char *text, size_t len, int nthreads, int *count)
-{
-    char *dir = scratch_dir();
-    char *path = path_in(dir, "in");
-    write_file(path, text, len);
-    gm_status st;
-    gm_input in;
-    cr_assert_eq(gm_input_open(&in, path, &st), GM_OK);
-    gm_parse_opts opts = { nthreads, 0, 0, 0, 0 };
-    cr_assert_eq(gm_input_read_keys(&in, &opts, NULL, &st), GM_OK);
-    cr_assert(in.eof, "one block");
-    int64_t *starts = malloc(64 * sizeof *starts);
-    *count = 0;
-    for (int c = 1; c < 64 && gm_input_chunk_first_line(&in, c) > 0; c++)
-        starts[(*count)++] = gm_input_chunk_first_line(&in, c);
-    gm_input_close(&in);
-    unlink(path);
-    free(path);
-    free(dir);
-    return starts;
-}
-
-/* Lines "%07d\n": all the same length, so replacing one keeps every offset. */
-static char *numbered_text(int64_t n, size_t *len)
-{
-    char *text = malloc((size_t)n * 8 + 1);
-    for (int64_t i = 0; i < n; i++)
-        sprintf(text + i * 8, "%07lld\n", (long long)i);
-    *len = (size_t)n * 8;
-    return text;
-}
-
-Test(parser, error_line_numbers_at_chunk_boundaries)
-{
-    size_t len;
-    int64_t n = 200000; /* 1.6 MB: several chunks */
-    char *text = numbered_text(n, &len);
-    int count;
-    int64_t *starts = chunk_starts(text, len, 2, &count);
-    cr_assert_geq(count, 2, "want several chunks, got %d boundaries", count);
-    for (int c = 0; c < count; c++) {
-        for (int64_t line = starts[c] - 2; line <= starts[c] + 1; line++) {
-            char *bad = malloc(len);
-            memcpy(bad, text, len);
-            memcpy(bad + (line - 1) * 8, "12x4567", 7);
-            parsed p = parse_with(bad, len, 2, 0, 0, 0);
-            cr_assert_eq(p.rc, GM_EINPUT);
-            char want[64];
-            snprintf(want, sizeof want, ":%lld: not an integer: '12x4567'", (long long)line);
-            cr_assert_str_eq(after_name(&p), want, "boundary at line %lld", (long long)starts[c]);
-            parsed_free(&p);
-            free(bad);
-        }
-    }
-    free(starts);
-    free(text);
-}
-
-Test(parser, disorder_line_numbers_at_chunk_boundaries)
-{
-    size_t len;
-    int64_t n = 200000;
-    char *text = numbered_text(n, &len);
-    int count;
-    int64_t *starts = chunk_starts(text, len, 2, &count);
-    cr_assert_geq(count, 2);
-    for (int c = 0; c < count; c++) {
-        for (int64_t line = starts[c] - 1; line <= starts[c] + 1; line++) {
-            char *bad = malloc(len);
-            memcpy(bad, text, len);
-            memcpy(bad + (line - 1) * 8, "0000000", 7); /* smaller than the line before */
-            parsed p = parse_with(bad, len, 2, 1, 0, 0);
-            cr_assert_eq(p.rc, GM_DISORDER);
-            char want[64];
-            snprintf(want, sizeof want, ":%lld: disorder: 0000000", (long long)line);
-            cr_assert_str_eq(after_name(&p), want);
-            parsed_free(&p);
-            free(bad);
-        }
-    }
-    free(starts);
-    free(text);
-}
-
-/* ---------------------------------------------------------------- order */
-
-Test(parser, order_checks)
-{
-    parsed p = parse_with("1\n2\n2\n3\n", sizeof "1\n2\n2\n3\n" - 1, 1, 1, 0, 0);
-    cr_assert_eq(p.rc, GM_OK, "equal neighbours are in order");
-    parsed_free(&p);
-    p = parse_with("1\n2\n2\n3\n", sizeof "1\n2\n2\n3\n" - 1, 1, 1, 0, 1);
-    cr_assert_eq(p.rc, GM_DISORDER, "strict: equal neighbours are a disorder");
-    cr_assert_str_eq(after_name(&p), ":3: disorder: 2");
-    parsed_free(&p);
-    p = parse_with("3\n\n 2\n1\n", sizeof "3\n\n 2\n1\n" - 1, 1, 1, -1, 0);
-    cr_assert_eq(p.rc, GM_OK, "descending");
-    parsed_free(&p);
-    p = parse_with("3\n\n 2\n4\n", sizeof "3\n\n 2\n4\n" - 1, 1, 1, -1, 0);
-    cr_assert_eq(p.rc, GM_DISORDER);
-    cr_assert_str_eq(after_name(&p), ":4: disorder: 4");
-    parsed_free(&p);
-    p = parse_with("-9223372036854775808\n9223372036854775807\n", sizeof "-9223372036854775808\n9223372036854775807\n" - 1, 1, 1, 0, 0);
-    cr_assert_eq(p.rc, GM_OK, "extremes ascending");
-    parsed_free(&p);
-}
-
-Test(parser, first_problem_in_file_order_wins)
-{
-    /* a disorder on line 2 comes before the bad line 4 */
-    parsed p = parse_with("5\n4\n1\nx\n", sizeof "5\n4\n1\nx\n" - 1, 1, 1, 0, 0);
-    cr_assert_eq(p.rc, GM_DISORDER);
-    cr_assert_str_eq(after_name(&p), ":2: disorder: 4");
-    parsed_free(&p);
-    p = parse_with("x\n5\n4\n", sizeof "x\n5\n4\n" - 1, 1, 1, 0, 0);
-    cr_assert_eq(p.rc, GM_EINPUT);
-    cr_assert_str_eq(after_name(&p), ":1: not an integer: 'x'");
-    parsed_free(&p);
-}
-
 /* ---------------------------------------------------------------- open */
 
 Test(parser, cannot_read)
@@ -531,133 +320,4 @@ Test(parser, simd_and_scalar_agree)
         parsed_free(&a);
         parsed_free(&b);
     }
-}
-
-/* ---------------------------------------------------------------- pread */
-
-/* What the pieces' callback saw: each piece's bounds once, and on which thread. */
-enum { MAX_PIECES = 64 };
-struct seen {
-    size_t lo[3][MAX_PIECES], hi[3][MAX_PIECES];
-    int calls[3][MAX_PIECES];
-    int foreign;          /* pieces done on a thread other than the caller's (atomic) */
-    pthread_t caller;
-};
-
-static void note_piece(void *ctx, int span, int piece, size_t lo, size_t hi)
-{
-    struct seen *s = ctx;
-    cr_assert(span >= 0 && span < 3 && piece >= 0 && piece < MAX_PIECES);
-    s->lo[span][piece] = lo;
-    s->hi[span][piece] = hi;
-    __atomic_add_fetch(&s->calls[span][piece], 1, __ATOMIC_RELAXED);
-    if (!pthread_equal(pthread_self(), s->caller))
-        __atomic_store_n(&s->foreign, 1, __ATOMIC_RELAXED);
-}
-
-static char *random_bytes(rng *r, size_t n)
-{
-    char *p = malloc(n + 1);
-    for (size_t i = 0; i < n; i++)
-        p[i] = (char)rng_next(r);
-    return p;
-}
-
-/* Three spans (one from a file offset into the middle of its buffer, one empty, one
- * whole) read in pieces on several threads: every byte in place, nothing before a
- * span's at touched, and the callback once per piece with its bounds. */
-Test(parser, pread_reads_spans_in_pieces)
-{
-    rng r;
-    rng_seed(&r, 11);
-    char *dir = scratch_dir(), *fa = path_in(dir, "a"), *fb = path_in(dir, "b");
-    size_t na = 1000003, nb = 300001, piece = 64 << 10, at = 200000;
-    char *a = random_bytes(&r, na), *b = random_bytes(&r, nb);
-    write_file(fa, a, na);
-    write_file(fb, b, nb);
-    int da = open(fa, O_RDONLY), db = open(fb, O_RDONLY);
-    size_t len0 = at + (na - 4096); /* a's bytes from offset 4096, placed at buf0 + at */
-    char *buf0 = malloc(len0), *buf2 = malloc(nb);
-    memset(buf0, 'x', len0);
-    gm_pread_span spans[3] = {
-        { da, "a", buf0, at, len0, 4096 },
-        { db, "b", buf2, 0, 0, 0 },
-        { db, "b", buf2, 0, nb, 0 },
-    };
-    struct seen seen;
-    memset(&seen, 0, sizeof seen);
-    seen.caller = pthread_self();
-    gm_status st;
-    cr_assert_eq(gm_pread_parallel(spans, 3, piece, 4, note_piece, &seen, &st), GM_OK, "%s",
-                 st.msg);
-    for (size_t i = 0; i < at; i++)
-        cr_assert_eq(buf0[i], 'x', "byte %zu before at is left alone", i);
-    cr_assert_arr_eq(buf0 + at, a + 4096, na - 4096);
-    cr_assert_arr_eq(buf2, b, nb);
-    size_t ends[3] = { len0, 0, nb };
-    for (int sp = 0; sp < 3; sp++) {
-        int pieces = (int)((ends[sp] + piece - 1) / piece);
-        cr_assert_lt(pieces, MAX_PIECES);
-        for (int k = 0; k < MAX_PIECES; k++) {
-            cr_assert_eq(seen.calls[sp][k], k < pieces, "span %d piece %d", sp, k);
-            if (k < pieces) {
-                cr_assert_eq(seen.lo[sp][k], (size_t)k * piece);
-                cr_assert_eq(seen.hi[sp][k], k + 1 < pieces ? (size_t)(k + 1) * piece : ends[sp]);
-            }
-        }
-    }
-    close(da);
-    close(db);
-    free(a), free(b), free(buf0), free(buf2);
-    unlink(fa), unlink(fb), rmdir(dir);
-    free(dir), free(fa), free(fb);
-}
-
-/* The pieces run on no more threads than the caller gives (--parallel): one thread
- * is the caller's alone. */
-Test(parser, pread_keeps_to_its_threads)
-{
-    rng r;
-    rng_seed(&r, 12);
-    char *dir = scratch_dir(), *f = path_in(dir, "f");
-    size_t n = 4 << 20;
-    char *want = random_bytes(&r, n), *buf = malloc(n);
-    write_file(f, want, n);
-    int fd = open(f, O_RDONLY);
-    gm_pread_span span = { fd, "f", buf, 0, n, 0 };
-    struct seen seen;
-    memset(&seen, 0, sizeof seen);
-    seen.caller = pthread_self();
-    gm_status st;
-    cr_assert_eq(gm_pread_parallel(&span, 1, n / 48, 1, note_piece, &seen, &st), GM_OK);
-    cr_assert_eq(seen.foreign, 0, "one thread: every piece on the caller's");
-    cr_assert_arr_eq(buf, want, n);
-    close(fd);
-    free(want), free(buf);
-    unlink(f), rmdir(dir);
-    free(dir), free(f);
-}
-
-/* A file shorter than its span, and a descriptor that cannot be read: the message
- * names the file, and the size rule names a file whose size is not the one read. */
-Test(parser, pread_errors_name_the_file)
-{
-    char *dir = scratch_dir(), *f = path_in(dir, "f");
-    write_text(f, "12\n34\n");
-    int fd = open(f, O_RDONLY);
-    char buf[64];
-    gm_status st;
-    gm_pread_span ok = { fd, "f", buf, 0, 6, 0 };
-    gm_pread_span longer[2] = { ok, { fd, "'g h'", buf, 0, 20, 0 } };
-    cr_assert_eq(gm_pread_parallel(longer, 2, 4, 2, NULL, NULL, &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "'g h': file changed while reading");
-    gm_pread_span bad = { -1, "b", buf, 0, 6, 0 };
-    cr_assert_eq(gm_pread_parallel(&bad, 1, 4, 2, NULL, NULL, &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "read failed: b: Bad file descriptor"); /* sort's words for a read */
-    cr_assert_eq(gm_pread_check_size(fd, 6, "f", &st), GM_OK);
-    cr_assert_eq(gm_pread_check_size(fd, 5, "f", &st), GM_EIO);
-    cr_assert_str_eq(st.msg, "f: file changed while reading");
-    close(fd);
-    unlink(f), rmdir(dir);
-    free(dir), free(f);
 }
