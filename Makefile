@@ -320,16 +320,18 @@ $(LIB_ROOT)/installed: $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $
 	  PKGCONFIGDIR=$(LIB_ROOT)/lib/pkgconfig LIB_PC=$(abspath $(BUILD))/tests/gpumerge.pc
 	touch $@
 
-$(BUILD)/tests/test_lib.o: tests/test_lib.c tests/helpers.h $(LIB_ROOT)/installed | criterion
+LIB_TEST_OBJ = $(patsubst tests/%.c,$(BUILD)/tests/%.o,tests/test_lib.c $(wildcard tests/lib_*.c))
+$(LIB_TEST_OBJ): $(BUILD)/tests/%.o: tests/%.c tests/helpers.h tests/lib_cases.h \
+                 $(LIB_ROOT)/installed | criterion
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -DGM_TEST_LIB_ROOT='"$(LIB_ROOT)"' -DGM_TEST_CC='"$(CC) $(SANFLAGS)"' \
 	  $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
 
-$(BUILD)/tests/test_lib: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers.o
+$(BUILD)/tests/test_lib: $(LIB_TEST_OBJ) $(BUILD)/tests/helpers.o
 	$(LINK.gm) -o $@ $^ -Wl,-rpath,$(LIB_ROOT)/lib $$($(LIB_PKG) --libs gpumerge) -lcriterion \
 	  $(GM_LDLIBS) $(LDLIBS)
 
-$(BUILD)/tests/test_lib_static: $(BUILD)/tests/test_lib.o $(BUILD)/tests/helpers.o
+$(BUILD)/tests/test_lib_static: $(LIB_TEST_OBJ) $(BUILD)/tests/helpers.o
 	$(LINK.gm) -o $@ $^ $$($(LIB_PKG) --static --libs gpumerge | sed 's/-lgpumerge/-l:libgpumerge.a/') \
 	  -lcriterion $(GM_LDLIBS) $(LDLIBS)
 
