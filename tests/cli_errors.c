@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- errors */

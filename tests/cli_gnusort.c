@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_cases.h"
 #include "helpers.h"
 
 /* Runs gpumerge and GNU sort in dir and compares their standard output. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_cases.h"
 #include "helpers.h"
 
 /* Runs cmd in dir, which must fail with status 2, nothing on standard output and

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "compat.h"
+#include "compat_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- errors */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat.h"
+#include "compat_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- vs sort */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "../cli/options.h"
-#include "compat.h"
+#include "compat_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- order */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../cli/options.h"
-#include "compat.h"
+#include "compat_cases.h"
 #include "helpers.h"
 
 /* Parses a command line given as one string of words without quotes. */

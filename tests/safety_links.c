@@ -16,7 +16,7 @@
 
 #include "../core/output.h"
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 /* ---------------------------------------------------------------- links */
 

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 /* Runs "gpumerge ARGS" in dir under a limit on the address space (ulimit -v, in
  * KiB), its output through a pipe into cat when piped; returns how it ended,

@@ -14,7 +14,7 @@
 
 #include "../core/util.h"
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 /* Runs gpumerge (or sort) with argv in dir; returns its standard error. */
 static char *stderr_of(const char *dir, char *const argv[], int *status)

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 Test(safety, read_only_target_is_refused)
 {

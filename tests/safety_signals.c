@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 Test(safety, file_size_limit_leaves_no_temporary, .timeout = 60)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 /* A full file system under the writer's mapping (four threads: the mapping path
  * whatever the cores): fallocate's ENOSPC is a message and status 2, never a

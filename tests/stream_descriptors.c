@@ -16,7 +16,7 @@
 #include "../core/stream.h"
 #include "../core/util.h"
 #include "helpers.h"
-#include "stream_suite.h"
+#include "stream_cases.h"
 
 /* More inputs than file descriptors: the binary under ulimit -n. */
 Test(stream, more_inputs_than_open_files, .timeout = 120)

@@ -19,7 +19,7 @@
 #include "../core/stream.h"
 #include "../core/util.h"
 #include "helpers.h"
-#include "stream_suite.h"
+#include "stream_cases.h"
 
 /* ---------------------------------------------------------------- stdin */
 

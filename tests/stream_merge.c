@@ -13,7 +13,7 @@
 #include "../core/gm.h"
 #include "../core/stream.h"
 #include "helpers.h"
-#include "stream_suite.h"
+#include "stream_cases.h"
 
 Test(stream, merge_batches_past_the_fan_in, .timeout = 60)
 {

@@ -19,7 +19,7 @@
 #include "../core/gm.h"
 #include "../core/stream.h"
 #include "helpers.h"
-#include "stream_suite.h"
+#include "stream_cases.h"
 
 /* Sorts n keys of the shape with a budget giving `runs` runs of int32 (or int64)
  * keys, fan-in 4, and checks the output and the counts. */

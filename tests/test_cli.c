@@ -1,6 +1,6 @@
 /*
  * test_cli.c - the gpumerge command as users run it: what the suite's files share
- * (cli.h: running gpumerge, checking its status and output, whether a GPU is
+ * (cli_cases.h: running gpumerge, checking its status and output, whether a GPU is
  * usable), the golden cases of testdata/cases, -o onto an input and a failed run
  * leaving -o as it was, a pipe into head, /dev/full, --help, --version and -v.
  * The cases are in
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */

@@ -1,6 +1,6 @@
 /*
  * test_compat.c - gpumerge in sort's place: what the suite's files share
- * (compat.h: gpumerge and LC_ALL=C sort run side by side, sort's messages as
+ * (compat_cases.h: gpumerge and LC_ALL=C sort run side by side, sort's messages as
  * gpumerge words them), the compatibility cases of testdata/compat (coreutils'
  * own sort tests that gpumerge can run: numeric orders, keys, fields, -z, check
  * and merge on their original inputs) checked against both their expected bytes
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat.h"
+#include "compat_cases.h"
 #include "helpers.h"
 
 /* ---------------------------------------------------------------- helpers */

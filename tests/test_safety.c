@@ -1,6 +1,6 @@
 /*
  * test_safety.c - gpumerge as a careful user and an attacker would drive it: what
- * the suite's files share (safety.h), and check --device=gpu without a GPU. The
+ * the suite's files share (safety_cases.h), and check --device=gpu without a GPU. The
  * cases are in
  *   safety_links.c        -o through symbolic links (dangling ones too), through
  *                         open descriptors, onto an input; targets that cannot be
@@ -37,7 +37,7 @@
 
 #include "../cuda/gpu.h"
 #include "helpers.h"
-#include "safety.h"
+#include "safety_cases.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -1,6 +1,6 @@
 /*
  * test_stream.c - the streaming data plane: what the suite's files share
- * (stream_suite.h: gm_run in-process with a gm_config filled in, its -v lines
+ * (stream_cases.h: gm_run in-process with a gm_config filled in, its -v lines
  * kept, outputs checked against qsort), and the run as a whole: the default
  * budget under the limits, when CUDA's start-up begins (never for auto on small
  * inputs), -v's device line and stages, --progress. The cases are in
@@ -39,7 +39,7 @@
 #include "../core/stream.h"
 #include "../cuda/testing.h"
 #include "helpers.h"
-#include "stream_suite.h"
+#include "stream_cases.h"
 
 /* ---------------------------------------------------------------- helpers */
 

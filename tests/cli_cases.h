@@ -1,11 +1,11 @@
 /*
- * cli.h - what the CLI suite's files share: gpumerge run in a folder with the
+ * cli_cases.h - what the CLI suite's files share: gpumerge run in a folder with the
  * suite's device (--device=gpu under GM_TEST_DEVICE=gpu), its exit status and
  * output checked, and whether the gpumerge under test can use a GPU here. The
  * functions live in test_cli.c.
  */
-#ifndef GM_TEST_CLI_H
-#define GM_TEST_CLI_H
+#ifndef GM_TEST_CLI_CASES_H
+#define GM_TEST_CLI_CASES_H
 
 #include "helpers.h"
 

@@ -1,11 +1,11 @@
 /*
- * safety.h - what the safety suite's files share: gpumerge run in a scratch folder
+ * safety_cases.h - what the safety suite's files share: gpumerge run in a scratch folder
  * (as this user, or unprivileged through setpriv), its exit status and message
  * checked, files put, read, stat'ed and listed there, and GNU sort's message for
  * the same arguments. The functions live in test_safety.c.
  */
-#ifndef GM_TEST_SAFETY_H
-#define GM_TEST_SAFETY_H
+#ifndef GM_TEST_SAFETY_CASES_H
+#define GM_TEST_SAFETY_CASES_H
 
 #include <sys/stat.h>
 #include <sys/types.h>

@@ -1,12 +1,12 @@
 /*
- * compat.h - what the compatibility suite's files share: gpumerge and LC_ALL=C
+ * compat_cases.h - what the compatibility suite's files share: gpumerge and LC_ALL=C
  * sort run in a folder on the same arguments (standard input from /dev/null
  * unless the arguments redirect it), sort's standard error as gpumerge words it,
  * their results compared, and a command line parsed by gm_cli_parse. parse lives
  * in compat_parse.c, the others in test_compat.c.
  */
-#ifndef GM_TEST_COMPAT_H
-#define GM_TEST_COMPAT_H
+#ifndef GM_TEST_COMPAT_CASES_H
+#define GM_TEST_COMPAT_CASES_H
 
 #include "../cli/options.h"
 #include "helpers.h"

@@ -1,12 +1,12 @@
 /*
- * stream_suite.h - what the stream suite's files share: gm_run called in-process
+ * stream_cases.h - what the stream suite's files share: gm_run called in-process
  * on files of a scratch folder with a gm_config for the tests (the CPU, -v's lines
  * kept in said, --strict), the expected text of a sort, the -v line's counts of
  * runs and passes, and generated keys of a few shapes. The functions live in
  * test_stream.c.
  */
-#ifndef GM_TEST_STREAM_SUITE_H
-#define GM_TEST_STREAM_SUITE_H
+#ifndef GM_TEST_STREAM_CASES_H
+#define GM_TEST_STREAM_CASES_H
 
 #include <stdint.h>
 
