@@ -314,6 +314,17 @@ static size_t gather_sizes(struct gather *g, size_t *kept)
     return total;
 }
 
+/* The window of the next records, at most WINDOW of the n at r, in pieces and
+ * sized (see gather_sizes). */
+static size_t window_sizes(struct gather *g, gm_recsink *k, const gm_rec *r, size_t n,
+                           unsigned char *keep, size_t *kept)
+{
+    *g = (struct gather){ .k = k, .r = r, .n = n < WINDOW ? n : WINDOW, .keep = keep };
+    g->before = k->have_last ? &k->last_rec : NULL;
+    g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
+    return gather_sizes(g, kept);
+}
+
 /* The window's last line kept, for -u across windows: a copy, since its bytes
  * are gone once written. */
 static int keep_last(gm_recsink *k, const struct gather *g, gm_status *st)
@@ -335,11 +346,7 @@ static int put_all_mapped(gm_recsink *k, struct gather *g, unsigned char *keep,
 {
     int rc = gm_recsink_flush(k, st); /* lines buffered before go first */
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
-        *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
-                              .keep = keep };
-        g->before = k->have_last ? &k->last_rec : NULL;
-        g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
-        size_t kept, total = gather_sizes(g, &kept);
+        size_t kept, total = window_sizes(g, k, r + at, n - at, keep, &kept);
         rc = gm_writer_put_pieces(k->w, total, g->pieces, g->bytes, gather_into, g, st);
         if (!rc && k->unique)
             rc = keep_last(k, g, st);
@@ -361,18 +368,7 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
         return rc;
     }
     for (size_t at = 0; at < n && !rc; at += WINDOW) {
-        *g = (struct gather){ .k = k, .r = r + at, .n = n - at < WINDOW ? n - at : WINDOW,
-                              .keep = keep };
-        g->before = k->have_last ? &k->last_rec : NULL;
-        g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
-        gm_parallel_for(k->nthreads, g->pieces, gather_size, g);
-        size_t total = 0, kept = 0;
-        for (int p = 0; p < g->pieces; p++) {
-            size_t b = g->bytes[p];
-            g->bytes[p] = total;
-            total += b;
-            kept += g->kept[p];
-        }
+        size_t kept, total = window_sizes(g, k, r + at, n - at, keep, &kept);
         /* a full buffer goes to the writer thread; the window is gathered into
          * the other one */
         if (k->len > 0 && k->len + total > k->cap)
