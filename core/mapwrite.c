@@ -222,7 +222,8 @@ static int region_close(gm_writer *w, struct region *r)
     if (r->failed) /* the reserving ended early: the output stopped being wanted */
         return EIO;
     w->bytes += (int64_t)r->len;
-    gm_progress_written((int64_t)r->len);
+    if (!w->scratch)
+        gm_progress_written((int64_t)r->len);
     return 0;
 }
 

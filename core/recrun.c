@@ -3,19 +3,35 @@
  * (see recrun.h), as coreutils' sort.c merges NMERGE temporary files at a time
  * into a new one until one pass into the output remains (its mergefiles and
  * merge). A run holds plain lines, so it is read back by the same line reader
- * as an input.
+ * as an input. It is written by the output's writer (output.h), so that on four
+ * threads or more its lines are gathered on all of them straight into the file's
+ * pages (mapwrite.c), where one thread's write(2) would bound the spill.
  */
 #define _GNU_SOURCE
 #include "recrun.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "output.h"
 #include "progress.h"
 #include "util.h"
 
 enum { RUN_BUFFER = 4 << 20 };
+
+/* A gm_output over the run's file, so that a writer can take it: a file of its
+ * own written from its start, as a replacement is. */
+static void run_output(gm_output *out, const gm_recrun *run)
+{
+    memset(out, 0, sizeof *out);
+    out->fd = out->file.fd = run->fd;
+    out->file.target_fd = -1;
+    out->file.kind = GM_OUTFILE_REPLACE;
+    snprintf(out->file.shown, sizeof out->file.shown, "%s", run->shown);
+    snprintf(out->file.written, sizeof out->file.written, "%s", run->shown);
+}
 
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
                     const char *dir, int nthreads, gm_recrun *run, gm_status *st)
@@ -23,12 +39,21 @@ int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
     int rc = gm_tmpfile_create(run, dir, st);
     if (rc)
         return rc;
+    gm_output out;
+    run_output(&out, run);
+    gm_writer w;
+    gm_writer_init(&w, &out, 0, nthreads);
+    w.scratch = 1;
     gm_recsink k;
-    gm_recsink_init(&k, ks, NULL, run->fd, run->shown, unique, nthreads, RUN_BUFFER);
+    gm_recsink_init(&k, ks, &w, -1, run->shown, unique, nthreads, RUN_BUFFER);
     rc = gm_recsink_put_all(&k, r, n, st);
     if (!rc)
         rc = gm_recsink_flush(&k, st);
     gm_recsink_free(&k);
+    gm_status ignored;
+    int frc = gm_writer_finish(&w, rc ? &ignored : st);
+    if (!rc)
+        rc = frc;
     if (!rc)
         rc = gm_tmpfile_end(run, k.bytes, st);
     return rc;

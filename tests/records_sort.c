@@ -117,6 +117,13 @@ Test(records, sort_external_runs_and_passes, .timeout = 120)
     sort_table(5, 2, 12000, &k, 0, 2);
 }
 
+Test(records, sort_external_runs_on_four_threads, .timeout = 120)
+{
+    /* four threads or more write each run through a mapping of its file */
+    knobs k = { .budget = 96 << 10, .threads = 4 };
+    sort_table(12, 2, 12000, &k, 0, 1);
+}
+
 Test(records, sort_zero_terminated)
 {
     knobs k = { .threads = 2 };

@@ -3,7 +3,7 @@
  * full file system under the writer's mapping, too little space for a second
  * copy (written in place), and an output that fits nowhere; each a message and
  * status 2, never a signal, with the target byte for byte as it was and nothing
- * left beside it or in -T's folder.
+ * left beside it or in -T's folder; and keyed runs that fill -T's file system.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -176,6 +176,44 @@ Test(safety, output_that_fits_nowhere_leaves_the_target, .timeout = 120)
     free(f);
     free(s);
     free(t);
+    umount(small);
+    free(small);
+    remove_tree(dir);
+}
+
+/* Keyed runs that fill -T's file system, written by one thread's write(2) or on
+ * four threads through a mapping of the run's file: the run is named with "No
+ * space left on device", status 2, no run is left, and the target is as it was. */
+Test(safety, keyed_runs_that_fill_the_temporary_folder, .timeout = 60)
+{
+    if (!is_root())
+        cr_skip_test("mounting a small tmpfs needs root");
+    char *dir = scratch_dir();
+    char *small = path_in(dir, "small");
+    cr_assert_eq(mkdir(small, 0755), 0);
+    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
+        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    enum { N = 100000 }; /* about 3 MB of lines "id,key,payload" */
+    char *text = malloc((size_t)N * 32), *p = text;
+    rng g;
+    rng_seed(&g, 31);
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "%d,%lld,abcdefghij\n", i, (long long)rng_range(&g, 0, 999999999));
+    put(dir, "f", text);
+    put(dir, "out", "old\n");
+    for (int threads = 1; threads <= 4; threads += 3) {
+        char *args = fmt("sort -T small -S 64K --parallel=%d -t, -k2,2n f -o out", threads);
+        cmd_result r = gm(dir, args);
+        cr_assert_eq(r.status, 2, "%s: %s", args, r.err);
+        cr_assert(strncmp(r.err, "gpumerge: write failed: small/gpumerge-run.", 43) == 0 &&
+                      strstr(r.err, ": No space left on device\n"),
+                  "%s: %s", args, r.err);
+        cr_assert_str_eq(listing(small), "", "%s", args);
+        cr_assert_str_eq(slurp(dir, "out"), "old\n", "%s", args);
+        cmd_free(&r);
+        free(args);
+    }
+    free(text);
     umount(small);
     free(small);
     remove_tree(dir);
