@@ -18,19 +18,27 @@
 #include "helpers.h"
 #include "safety_cases.h"
 
+/* dir/small, made and with a tmpfs of 1 MB mounted on it (malloc'd); skips the
+ * test where that cannot be done (not root, or no tmpfs). */
+static char *small_tmpfs(const char *dir)
+{
+    if (!is_root())
+        cr_skip_test("mounting a small tmpfs needs root");
+    char *small = path_in(dir, "small");
+    cr_assert_eq(mkdir(small, 0755), 0);
+    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
+        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    return small;
+}
+
 /* A full file system under the writer's mapping (four threads: the mapping path
  * whatever the cores): fallocate's ENOSPC is a message and status 2, never a
  * SIGBUS, and neither the temporary file nor the new target is left; written in
  * place (another hard link), the target is left as it was. */
 Test(safety, full_file_system_under_the_mapping, .timeout = 60)
 {
-    if (!is_root())
-        cr_skip_test("mounting a small tmpfs needs root");
     char *dir = scratch_dir();
-    char *small = path_in(dir, "small");
-    cr_assert_eq(mkdir(small, 0755), 0);
-    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
-        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    char *small = small_tmpfs(dir);
     rng g;
     rng_seed(&g, 19);
     enum { N = 300000 }; /* about 3 MB of output */
@@ -119,14 +127,9 @@ Test(safety, too_little_space_for_a_second_copy, .timeout = 60)
  * on one thread or four, merged. A spool that fills its own folder is named. */
 Test(safety, output_that_fits_nowhere_leaves_the_target, .timeout = 120)
 {
-    if (!is_root())
-        cr_skip_test("mounting a small tmpfs needs root");
     char *dir = scratch_dir();
-    char *small = path_in(dir, "small"), *t = path_in(dir, "tmp");
-    cr_assert_eq(mkdir(small, 0755), 0);
+    char *small = small_tmpfs(dir), *t = path_in(dir, "tmp");
     cr_assert_eq(mkdir(t, 0755), 0);
-    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
-        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
     rng g;
     rng_seed(&g, 27);
     enum { N = 300000 }; /* about 3 MB of output */
@@ -186,13 +189,8 @@ Test(safety, output_that_fits_nowhere_leaves_the_target, .timeout = 120)
  * space left on device", status 2, no run is left, and the target is as it was. */
 Test(safety, keyed_runs_that_fill_the_temporary_folder, .timeout = 60)
 {
-    if (!is_root())
-        cr_skip_test("mounting a small tmpfs needs root");
     char *dir = scratch_dir();
-    char *small = path_in(dir, "small");
-    cr_assert_eq(mkdir(small, 0755), 0);
-    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0)
-        cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+    char *small = small_tmpfs(dir);
     enum { N = 100000 }; /* about 3 MB of lines "id,key,payload" */
     char *text = malloc((size_t)N * 32), *p = text;
     rng g;
