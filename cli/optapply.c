@@ -203,6 +203,8 @@ static int apply_run(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
     case 'v':
         cfg->verbose = 1;
         return GM_OK;
+    case 'y': /* sort's obsolete option, accepted and ignored */
+        return GM_OK;
     case 'S':
         return gm_cli_parse_size(cli, spelled, arg, st);
     case 'T':

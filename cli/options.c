@@ -33,8 +33,9 @@ typedef struct cli_option {
     int sorts;      /* one of sort's own options: wins an abbreviation */
 } cli_option;
 
-/* sort's short options (less the obsolete -y), then gpumerge's -v. */
-static const char short_options[] = "bcCdfghik:mMno:rRsS:t:T:uVzv";
+/* sort's short options (the obsolete -y taken and ignored, as sort does), then
+ * gpumerge's -v. */
+static const char short_options[] = "bcCdfghik:mMno:rRsS:t:T:uVyzv";
 
 /* sort's long options in sort's order (it decides how ambiguities are listed),
  * then gpumerge's own. */

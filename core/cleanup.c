@@ -69,13 +69,13 @@ static void on_signal(int sig)
     unlink_all();
     /* Another thread may be creating a file and registering it, its signals
      * blocked: it goes on meanwhile, so the handler waits for it (at most a
-     * second) and removes what it registered. */
-    if (__atomic_load_n(&changing, __ATOMIC_SEQ_CST) > 0) {
-        struct timespec ms = { 0, 1000000 };
-        for (int i = 0; i < 1000 && __atomic_load_n(&changing, __ATOMIC_SEQ_CST) > 0; i++)
-            nanosleep(&ms, NULL);
-        unlink_all();
-    }
+     * second) and removes what it registered. A thread that enters that step
+     * from now on sees handling raised and creates nothing (refused()); one that
+     * left it since the first pass registered before this second one. */
+    struct timespec ms = { 0, 1000000 };
+    for (int i = 0; i < 1000 && __atomic_load_n(&changing, __ATOMIC_SEQ_CST) > 0; i++)
+        nanosleep(&ms, NULL);
+    unlink_all();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -133,8 +133,20 @@ void gm_cleanup_unblock(sigset_t old)
     unblock(old);
 }
 
+/* Whether a handler has started: a file made now could outlive the process, so
+ * none is made. Called between block() and unblock(): the section's count is
+ * raised before this reads the handlers' (both sequentially consistent), so
+ * either this sees the handler or the handler waits for the section. */
+static int refused(void)
+{
+    return __atomic_load_n(&handling, __ATOMIC_SEQ_CST) > 0;
+}
+
 int gm_temp_register(const char *path, gm_status *st)
 {
+    if (refused())
+        return gm_fail(st, GM_EIO, "cannot create temporary file %s: the process is ending on "
+                       "a signal", path);
     char *copy = strdup(path);
     if (!copy)
         return gm_fail(st, GM_ENOMEM, "out of memory");
@@ -202,8 +214,8 @@ int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
         return gm_fail(st, GM_ENOMEM, "out of memory");
     snprintf(p, len, "%s/%sXXXXXX", dir, prefix);
     sigset_t old = block(); /* created and registered as one step */
-    int f = mkostemp(p, O_CLOEXEC);
-    int err = errno;
+    int f = refused() ? -1 : mkostemp(p, O_CLOEXEC);
+    int err = f < 0 && refused() ? EINTR : errno;
     int rc = f < 0 ? GM_EIO : gm_temp_register(p, st);
     if (f >= 0 && rc != GM_OK) {
         unlink(p);

@@ -25,8 +25,10 @@ int gm_cleanup_install(gm_status *st);
 int gm_temp_create(const char *dir, const char *prefix, int *fd, char **path,
                    gm_status *st);
 
-/* Registers an existing path for removal on a signal. Returns GM_OK or
- * GM_ENOMEM. */
+/* Registers an existing path for removal on a signal, between
+ * gm_cleanup_block and gm_cleanup_unblock. Returns GM_OK, GM_ENOMEM, or GM_EIO
+ * once a handler has started (the caller removes the file: the process is
+ * ending). gm_temp_create likewise creates nothing then. */
 int gm_temp_register(const char *path, gm_status *st);
 
 /* Blocks the handled signals on the calling thread, for a step that creates a

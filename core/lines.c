@@ -58,6 +58,8 @@ int gm_recs_reserve(gm_recs *v, size_t extra, gm_status *st)
     size_t cap = v->cap ? v->cap : 1024;
     while (cap < v->n + extra)
         cap *= 2;
+    if (v->most && cap > v->most)
+        cap = v->most > v->n + extra ? v->most : v->n + extra;
     gm_rec *r = v->r ? gm_buf_resize(v->r, cap * sizeof *r, "records", st)
                      : gm_buf_alloc(cap * sizeof *r, "records", st);
     if (!r)
@@ -249,6 +251,35 @@ static int keep_carry(gm_lines_src *s, const unsigned char *from, size_t n, gm_s
     return GM_OK;
 }
 
+/* The terminators of the units that block[at, at + n) covers, counted as a
+ * regular file's first read filled them (a carried line before at has none). */
+static size_t sum_counts(const uint32_t *counts, size_t at, size_t n)
+{
+    size_t sum = 0;
+    for (size_t u = at / UNIT; u * UNIT < at + n; u++)
+        sum += counts[u];
+    return sum;
+}
+
+/* Doubles a block *buf of *cap bytes that holds filled bytes of one line, up to
+ * s->line_max + 2 bytes: a line that fills that many is refused. */
+static int grow(gm_lines_src *s, unsigned char **buf, size_t *cap, size_t filled,
+                gm_status *st)
+{
+    if (s->line_max && filled > s->line_max)
+        return gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
+                       s->shown, (long long)(s->line0 + s->eols + 1));
+    size_t want = *cap * 2;
+    if (s->line_max && want > s->line_max + 2)
+        want = s->line_max + 2; /* room for line_max + 1 bytes, and the end */
+    unsigned char *b = gm_buf_resize(*buf, want, "input", st);
+    if (!b)
+        return GM_ENOMEM;
+    *buf = b;
+    *cap = want;
+    return GM_OK;
+}
+
 int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
                   gm_lines_block **out, gm_status *st)
 {
@@ -286,13 +317,9 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
             if (memrchr(buf + searched, eol, filled - searched))
                 break;
             searched = filled;
-            unsigned char *b = gm_buf_resize(buf, cap * 2, "input", st);
-            if (!b) {
-                rc = GM_ENOMEM;
+            rc = grow(s, &buf, &cap, filled, st);
+            if (rc)
                 break;
-            }
-            buf = b;
-            cap *= 2;
         }
         size_t got;
         rc = fill(s, buf, filled, cap - 1 - filled, fills ? NULL : counts, nthreads, &got, st);
@@ -302,6 +329,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
             s->eof = 1;
             break;
         }
+        s->eols += (int64_t)(fills == 0 && counts ? sum_counts(counts, filled, got)
+                             : count_eol(buf + filled, buf + filled + got, eol));
         filled += got;
         fills++;
         if (eager && memchr(buf + filled - got, eol, got))
@@ -327,7 +356,11 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     } else {
         const unsigned char *last = memrchr(buf, eol, filled);
         len = (size_t)(last - buf) + 1;
-        rc = keep_carry(s, buf + len, filled - len, st);
+        if (s->line_max && filled - len > s->line_max)
+            rc = gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
+                         s->shown, (long long)(s->line0 + s->eols + 1));
+        else
+            rc = keep_carry(s, buf + len, filled - len, st);
     }
     gm_lines_block *b = rc || len == 0 ? NULL : malloc(sizeof *b);
     if (!rc && len > 0 && !b)

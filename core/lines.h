@@ -77,10 +77,14 @@ static inline size_t gm_rec_len(const gm_rec *r, char eol)
 /* A growable array of records (gm_buf_alloc'd). */
 typedef struct gm_recs {
     gm_rec *r;
-    size_t n, cap;
+    size_t n;    /* records held */
+    size_t cap;  /* records r has room for */
+    size_t most; /* 0, or the records a doubling grows to at most (a chunk's
+                  * share of the budget); a larger reserve still gets its room */
 } gm_recs;
 
-/* Makes room for extra more records. Returns GM_OK or GM_ENOMEM. */
+/* Makes room for extra more records: twice the room, or more where needed, up to
+ * v->most. Returns GM_OK or GM_ENOMEM. */
 int gm_recs_reserve(gm_recs *v, size_t extra, gm_status *st);
 void gm_recs_free(gm_recs *v);
 
@@ -103,6 +107,8 @@ typedef struct gm_lines_src {
     unsigned char *spare; /* a used block's buffer, for the next block */
     size_t spare_cap;
     int64_t line0;    /* lines of the input before the first read here (messages) */
+    int64_t eols;     /* terminators read here (the line number of a too-long line) */
+    size_t line_max;  /* the longest line read (bytes before its end), 0: any */
     int input;        /* an input's, not a run's: --progress counts its bytes */
 } gm_lines_src;
 
@@ -122,12 +128,13 @@ void gm_lines_limit(gm_lines_src *s, int64_t end);
  * Returns GM_OK or GM_EIO ("cannot read: FILE: REASON"). */
 int gm_lines_range(gm_lines_src *s, int64_t lo, int64_t hi, gm_status *st);
 
-/* The next block: about want bytes of whole lines (more when one line is longer),
- * read by preads on nthreads threads for a regular file. eager: a pipe's block
- * ends at the first read that completes a line (a merge streams), else it is
- * filled to want. *out is NULL after the last line. Returns GM_OK, GM_EIO
- * ("cannot read: NAME: REASON", "NAME: file changed while reading") or
- * GM_ENOMEM. */
+/* The next block: about want bytes of whole lines (more when one line is longer,
+ * up to s->line_max), read by preads on nthreads threads for a regular file.
+ * eager: a pipe's block ends at the first read that completes a line (a merge
+ * streams), else it is filled to want. *out is NULL after the last line. Returns
+ * GM_OK, GM_EIO ("cannot read: NAME: REASON", "NAME: file changed while
+ * reading"), GM_EINPUT ("NAME:LINE: line longer than the memory budget (-S)",
+ * found after reading at most line_max + 1 bytes of it) or GM_ENOMEM. */
 int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
                   gm_lines_block **out, gm_status *st);
 

@@ -152,6 +152,7 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
         /* A failed run must not leave the file it created; a signal removes it. */
         int rc = gm_temp_register(of->path, st);
         if (rc) {
+            unlink(of->path); /* ours, empty: a signal is ending the process */
             gm_outfile_abort(of);
             return rc;
         }

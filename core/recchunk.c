@@ -84,6 +84,8 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
     }
     c->blocks[c->nblocks++] = b;
     c->bytes += b->len;
+    /* the records' room grows within what the budget leaves beside the text */
+    c->recs.most = c->bytes < r->budget ? (r->budget - c->bytes) / sizeof(gm_rec) : 1;
     if (r->gpu) {
         c->lines += gm_lines_count(b, r->ks->eol, r->nthreads);
         return GM_OK;
@@ -176,10 +178,10 @@ static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
             c->recs.n = 0;
         for (int i = 0; i < c->nblocks && c->lines > 0 && !rc; i++)
             rc = gm_lines_split(r->ks, c->blocks[i], &c->recs, r->nthreads, st);
-        size_t with_scratch = c->bytes + 2 * c->recs.n * sizeof(gm_rec);
+        size_t held = c->bytes + c->recs.n * sizeof(gm_rec);
         if (!rc)
             rc = gm_recsort(r->ks, c->recs.r, c->recs.n, r->nthreads,
-                            with_scratch <= r->budget, st);
+                            held < r->budget ? r->budget - held : 0, st);
     }
     c->lines = 0;
     r->sort += gm_now() - a;
@@ -201,7 +203,8 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
     double a = gm_now();
     if (!rc) {
         rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
-                             r->nthreads, &(*runs)[*nruns], st);
+                             r->nthreads, gm_records_out_buffer(r->budget), &(*runs)[*nruns],
+                             st);
         (*nruns)++; /* removed later, also when writing failed */
     }
     chunk_drop(c);

@@ -299,7 +299,7 @@ int gm_recmerge(const gm_recmerge_opts *o, gm_lines_src *const *srcs, int k, gm_
     struct seg *seg = calloc((size_t)k + 1, sizeof *seg);
     int parts = o->nthreads * 2;
     size_t *cut = calloc((size_t)(parts + 1) * (size_t)(k + 1), sizeof *cut);
-    gm_recs out = { NULL, 0, 0 };
+    gm_recs out = { NULL, 0, 0, 0 };
     int rc = m && seg && cut ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory merging");
     struct round rd = { o->ks, k, seg, cut, parts, NULL };
     for (int i = 0; i < k && !rc; i++) {

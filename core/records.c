@@ -26,10 +26,6 @@
 #include "report.h"
 #include "util.h"
 
-enum {
-    OUT_BUFFER = 4 << 20,
-};
-
 static int merge_inputs(struct rec_run *r, int from, int k, gm_recsink *sink, gm_status *st)
 {
     gm_lines_src **ptr = calloc((size_t)k, sizeof *ptr);
@@ -63,7 +59,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         gm_recrun *run = &runs[made++];
         gm_recsink sink;
         gm_recsink_init(&sink, r->ks, NULL, run->fd, run->shown, r->ks->unique, r->nthreads,
-                        OUT_BUFFER);
+                        gm_records_out_buffer(r->budget));
         rc = merge_inputs(r, g, k, &sink, st);
         if (!rc)
             rc = gm_recsink_flush(&sink, st);
@@ -150,7 +146,8 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
         return rc;
     gm_writer_init(&w, &out, 0, r->nthreads);
     w.eol = r->ks->eol;
-    gm_recsink_init(&sink, r->ks, &w, -1, out.shown, r->ks->unique, r->nthreads, OUT_BUFFER);
+    gm_recsink_init(&sink, r->ks, &w, -1, out.shown, r->ks->unique, r->nthreads,
+                    gm_records_out_buffer(r->budget));
     r->out = &sink;
     if (r->op == GM_OP_MERGE)
         rc = gm_records_spool_aliases(r, &out, st);
@@ -343,6 +340,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             if (src[i].end >= 0)
                 gm_lines_limit(&r.srcs[i], src[i].end);
             r.srcs[i].input = 1;
+            r.srcs[i].line_max = r.budget;
             r.open[i] = 1;
         } else if (src[i].own_fd) {
             close(src[i].fd);
@@ -365,7 +363,8 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
     if (!rc && op == GM_OP_CHECK) {
         rc = check_op(&r, st);
     } else if (!rc) {
-        gm_recsink_init(&sink, r.ks, w, -1, w->shown, r.ks->unique, r.nthreads, OUT_BUFFER);
+        gm_recsink_init(&sink, r.ks, w, -1, w->shown, r.ks->unique, r.nthreads,
+                        gm_records_out_buffer(r.budget));
         if (last && r.ks->unique)
             rc = seed_last(&sink, r.ks, last, last_len, st);
         r.out = &sink;

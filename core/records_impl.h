@@ -56,6 +56,13 @@ gm_recmerge_opts gm_records_merge_opts(const struct rec_run *r, int k, int check
 
 size_t gm_records_clamp(size_t v, size_t lo, size_t hi);
 
+/* The bytes of each of a sink's two buffers: a sixteenth of the budget, from
+ * 64 KiB to 4 MiB. */
+static inline size_t gm_records_out_buffer(size_t budget)
+{
+    return gm_records_clamp(budget / 16, 64 << 10, 4 << 20);
+}
+
 /* What the chunk sort holds for bytes of text and lines lines: the text and its
  * records, twice the records where the sort is stable (-s, -u: a scratch array).
  * Beyond the budget, the chunk sort writes runs. */

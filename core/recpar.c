@@ -24,8 +24,10 @@
 #include "recsort_impl.h"
 #include "util.h"
 
-/* In place: a bucket of more records is distributed again. */
+/* In place: a bucket of more records is distributed again (fewer where the
+ * budget leaves less room for the threads' scratch, but not below MIN_TASK). */
 static size_t task_max = 1 << 20;
+enum { MIN_TASK = 1 << 10 };
 
 void gm_recsort_test_task_max(size_t n)
 {
@@ -257,6 +259,8 @@ struct scratch_set {
     int busy[GM_RECSORT_SLICES];
     int n;
     int failed;                /* a buffer could not be had */
+    size_t task;               /* a bucket of more records is distributed again */
+    size_t room;               /* bytes of scratch the budget allows in all */
 };
 
 static int scratch_take(struct scratch_set *s, size_t need)
@@ -342,7 +346,7 @@ static void flag_pipeline(void *ctx, int t)
         while (__atomic_load_n(&f->ready, __ATOMIC_ACQUIRE) <= b)
             sched_yield();
         size_t lo = p->bucket_at[b], n = p->bucket_at[b + 1] - lo;
-        if (n > 0 && n <= task_max)
+        if (n > 0 && n <= f->ss->task)
             flag_bucket_sort(p->c, p->lv, f->a + lo, n, f->ss);
     }
 }
@@ -350,7 +354,7 @@ static void flag_pipeline(void *ctx, int t)
 static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, int nthreads,
                      struct scratch_set *ss, gm_status *st)
 {
-    if (n <= task_max) {
+    if (n <= ss->task) {
         flag_bucket_sort(c, lv, a, n, ss);
         return ss->failed ? gm_fail(st, GM_ENOMEM, "out of memory sorting") : GM_OK;
     }
@@ -364,12 +368,15 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
     *p = (struct par){ .c = c, .lv = lv, .src = a, .n = n, .slices = slices, .hist = hist };
     int rc = GM_OK;
     if (!level_buckets(p, nthreads, 0)) { /* one group of equal prefixes: sorted with a
-                                              scratch of its size */
-        gm_rec *scratch = gm_buf_alloc(n * sizeof *scratch, "sorting", st);
+                                              scratch of its size where the budget has
+                                              room for it, else in place */
+        gm_status ignored;
+        gm_rec *scratch = n <= ss->room / sizeof *scratch
+                              ? gm_buf_alloc(n * sizeof *scratch, "sorting", &ignored) : NULL;
         if (scratch)
             gm_recsort_ties(c, p->lv, a, scratch, n, 0);
         else
-            rc = GM_ENOMEM;
+            gm_recsort_inplace(c, p->lv, a, n);
         gm_buf_free(scratch);
         free(hist);
         free(p);
@@ -380,7 +387,7 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
     /* the buckets too large to be one task, each distributed again */
     for (int b = 0; b < 256 && !rc; b++) {
         size_t lo = p->bucket_at[b], k = p->bucket_at[b + 1] - lo;
-        if (k > task_max)
+        if (k > ss->task)
             rc = flag_sort(c, p->lv, a + lo, k, nthreads, ss, st);
     }
     if (!rc && ss->failed)
@@ -391,13 +398,18 @@ static int flag_sort(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n, 
 }
 
 int gm_recsort_par_inplace(const gm_sortctx *c, gm_rec *a, size_t n, int nthreads,
-                           gm_status *st)
+                           size_t room, gm_status *st)
 {
     struct scratch_set ss;
     memset(&ss, 0, sizeof ss);
     ss.n = nthreads < GM_RECSORT_SLICES ? nthreads : GM_RECSORT_SLICES;
     if (ss.n < 1)
         ss.n = 1;
+    /* each thread's scratch holds a task's records, within its share of room */
+    ss.room = room;
+    ss.task = room / sizeof(gm_rec) / (size_t)ss.n;
+    ss.task = ss.task < MIN_TASK ? MIN_TASK : ss.task;
+    ss.task = ss.task > task_max ? task_max : ss.task;
     int rc = flag_sort(c, GM_LEVEL_FULL, a, n, nthreads, &ss, st);
     for (int i = 0; i < ss.n; i++)
         free(ss.buf[i]);
@@ -406,7 +418,7 @@ int gm_recsort_par_inplace(const gm_sortctx *c, gm_rec *a, size_t n, int nthread
 
 /* ------------------------------------------------------------------ entry */
 
-int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, int scratch_ok,
+int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, size_t room,
                gm_status *st)
 {
     gm_sortctx c = { ks, ks->eol, ks->nkeys == 1, ks->stable || ks->unique };
@@ -416,8 +428,8 @@ int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, int scra
      * place the distribution of each level is one thread's, beside the others
      * sorting the buckets it completes; with a scratch array every level is
      * scattered on all threads, which pays once there are four of them. */
-    if (!c.no_last_resort && (nthreads < 4 || !scratch_ok))
-        return gm_recsort_par_inplace(&c, a, n, nthreads, st);
+    if (!c.no_last_resort && (nthreads < 4 || n > room / sizeof *a))
+        return gm_recsort_par_inplace(&c, a, n, nthreads, room, st);
     gm_rec *scratch = gm_buf_alloc(n * sizeof *scratch, "sorting", st);
     if (!scratch)
         return GM_ENOMEM;

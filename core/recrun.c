@@ -34,7 +34,8 @@ static void run_output(gm_output *out, const gm_recrun *run)
 }
 
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
-                    const char *dir, int nthreads, gm_recrun *run, gm_status *st)
+                    const char *dir, int nthreads, size_t buffer, gm_recrun *run,
+                    gm_status *st)
 {
     int rc = gm_tmpfile_create(run, dir, st);
     if (rc)
@@ -45,7 +46,7 @@ int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
     gm_writer_init(&w, &out, 0, nthreads);
     w.scratch = 1;
     gm_recsink k;
-    gm_recsink_init(&k, ks, &w, -1, run->shown, unique, nthreads, RUN_BUFFER);
+    gm_recsink_init(&k, ks, &w, -1, run->shown, unique, nthreads, buffer ? buffer : RUN_BUFFER);
     rc = gm_recsink_put_all(&k, r, n, st);
     if (!rc)
         rc = gm_recsink_flush(&k, st);

@@ -18,9 +18,11 @@
 typedef gm_tmpfile gm_recrun;
 
 /* Writes the n sorted records as a new run (-u applied when unique), ready to be
- * read from its start. Returns GM_OK, GM_EIO or GM_ENOMEM. */
+ * read from its start, through buffers of buffer bytes (0: the default). Returns
+ * GM_OK, GM_EIO or GM_ENOMEM. */
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
-                    const char *dir, int nthreads, gm_recrun *run, gm_status *st);
+                    const char *dir, int nthreads, size_t buffer, gm_recrun *run,
+                    gm_status *st);
 
 /* Merges the runs into out, fan_in at a time: while there are more, groups of
  * fan_in are merged into new runs in dir (-u applied when unique). Every run is

@@ -90,6 +90,71 @@ static void merge_sort(const ctx_t *c, gm_sortlevel lv, gm_rec *a, gm_rec *b, si
         memcpy(a, src, n * sizeof *a);
 }
 
+static void swap_rec(gm_rec *a, gm_rec *b)
+{
+    gm_rec t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Sifts a[i] down the max-heap a[0, n). */
+static void sift(const ctx_t *c, gm_sortlevel lv, gm_rec *a, size_t i, size_t n)
+{
+    for (size_t k; (k = 2 * i + 1) < n; i = k) {
+        if (k + 1 < n && cmp(c, lv, &a[k], &a[k + 1]) < 0)
+            k++;
+        if (cmp(c, lv, &a[i], &a[k]) >= 0)
+            return;
+        swap_rec(&a[i], &a[k]);
+    }
+}
+
+void gm_recsort_inplace(const ctx_t *c, gm_sortlevel lv, gm_rec *a, size_t n)
+{
+    /* introsort: three-way quicksort (a run of equal lines is one partition),
+     * the smaller side first, heapsort past a depth of 2 log2 n */
+    int depth = 2 * (64 - __builtin_clzll((unsigned long long)n | 1));
+    while (n > SMALL) {
+        if (depth-- == 0) {
+            for (size_t i = n / 2; i-- > 0;)
+                sift(c, lv, a, i, n);
+            for (size_t m = n; m-- > 1;) {
+                swap_rec(&a[0], &a[m]);
+                sift(c, lv, a, 0, m);
+            }
+            return;
+        }
+        size_t mid = n / 2; /* the median of the first, middle and last */
+        if (cmp(c, lv, &a[mid], &a[0]) < 0)
+            swap_rec(&a[mid], &a[0]);
+        if (cmp(c, lv, &a[n - 1], &a[mid]) < 0) {
+            swap_rec(&a[n - 1], &a[mid]);
+            if (cmp(c, lv, &a[mid], &a[0]) < 0)
+                swap_rec(&a[mid], &a[0]);
+        }
+        gm_rec pivot = a[mid];
+        size_t lt = 0, i = 0, gt = n; /* [0, lt) <, [lt, i) =, [gt, n) > */
+        while (i < gt) {
+            int d = cmp(c, lv, &a[i], &pivot);
+            if (d < 0)
+                swap_rec(&a[lt++], &a[i++]);
+            else if (d > 0)
+                swap_rec(&a[i], &a[--gt]);
+            else
+                i++;
+        }
+        if (lt < n - gt) {
+            gm_recsort_inplace(c, lv, a, lt);
+            a += gt;
+            n -= gt;
+        } else {
+            gm_recsort_inplace(c, lv, a + gt, n - gt);
+            n = lt;
+        }
+    }
+    insertion(c, lv, a, n);
+}
+
 uint64_t gm_recsort_head8(const ctx_t *c, const gm_rec *r)
 {
     return gm_kp_head8(gm_rec_line(r), gm_rec_len(r, c->eol), c->ks->reverse);

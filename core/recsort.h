@@ -14,10 +14,11 @@ int gm_rec_cmp(const gm_keyspec *ks, const gm_rec *a, const gm_rec *b);
 /* Sorts the n records of a by ks on nthreads threads. Under -s and -u stably,
  * with a scratch array of n records; otherwise equal records are equal lines and
  * their order is free: with the scratch array too on four threads or more where
- * scratch_ok says the budget has room for it, else in place, with a scratch of a
- * bucket's size per thread. The records' prefixes are not kept (the sort reuses
- * them), except under -s and -u. Returns GM_OK or GM_ENOMEM. */
-int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, int scratch_ok,
+ * room (the bytes of scratch the budget allows; SIZE_MAX: any) holds it, else in
+ * place, with a scratch of a bucket's size per thread. The records' prefixes are
+ * not kept (the sort reuses them), except under -s and -u. Returns GM_OK or
+ * GM_ENOMEM. */
+int gm_recsort(const gm_keyspec *ks, gm_rec *a, size_t n, int nthreads, size_t room,
                gm_status *st);
 
 /* For the tests only: the most records an in-place sort hands to one task (0:

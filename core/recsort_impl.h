@@ -39,13 +39,18 @@ void gm_recsort_msd(const gm_sortctx *c, gm_sortlevel lv, gm_rec *src, gm_rec *d
 void gm_recsort_ties(const gm_sortctx *c, gm_sortlevel lv, gm_rec *src, gm_rec *dst, size_t n,
                      int to_dst);
 
+/* Sorts a[0, n) in place, without a scratch array (introsort): for orders where
+ * equal records are equal lines, when no scratch of n can be had. */
+void gm_recsort_inplace(const gm_sortctx *c, gm_sortlevel lv, gm_rec *a, size_t n);
+
 /* The parallel drivers (recpar.c). stable: with a scratch array of n, equal
  * records keep their order. in place: no scratch of n (each bucket is sorted in
- * a scratch of its own size), for orders where equal records are equal lines.
+ * a scratch of its own size, the threads' together within room bytes where
+ * they can be), for orders where equal records are equal lines.
  * Return GM_OK or GM_ENOMEM. */
 void gm_recsort_par_stable(const gm_sortctx *c, gm_rec *a, gm_rec *scratch, size_t n,
                            int nthreads);
 int gm_recsort_par_inplace(const gm_sortctx *c, gm_rec *a, size_t n, int nthreads,
-                           gm_status *st);
+                           size_t room, gm_status *st);
 
 #endif

@@ -41,6 +41,7 @@ int gm_records_src_open(struct rec_run *r, int i, gm_status *st)
         gm_lines_close(&r->srcs[i]);
     else
         r->open[i] = 1;
+    r->srcs[i].line_max = r->budget; /* a line must fit in the memory budget */
     return rc;
 }
 

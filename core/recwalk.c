@@ -124,7 +124,7 @@ int gm_buckets_sample(struct rec_run *r, const gm_span *spans, int nspans, uint6
                       int *nb, gm_status *st)
 {
     unsigned char *buf = malloc((size_t)SAMPLES * SAMPLE_BYTES);
-    gm_recs v = { NULL, 0, 0 };
+    gm_recs v = { NULL, 0, 0, 0 };
     uint64_t *pre = NULL;
     size_t have = 0;
     int rc = buf ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory sampling keys");

@@ -90,7 +90,7 @@ static int chunk_sort(struct sorter *so, gm_status *st)
         return GM_OK;
     /* stable under -s and -u, where the order of equal keys is the output's; the
      * budget counts a scratch array as large as the records */
-    return gm_recsort(so->m->ks, v->r, v->n, so->m->nthreads, 1, st);
+    return gm_recsort(so->m->ks, v->r, v->n, so->m->nthreads, SIZE_MAX, st);
 }
 
 /* The chunk sorted into a new run. */
@@ -108,7 +108,7 @@ static int spill(struct sorter *so, gm_status *st)
     int rc = chunk_sort(so, st);
     if (!rc) {
         rc = gm_recrun_write(m->ks, so->recs.r, so->recs.n, m->ks->unique, m->cfg->tmpdir,
-                             m->nthreads, &so->runs[so->nruns], st);
+                             m->nthreads, 0, &so->runs[so->nruns], st);
         so->nruns++; /* removed later, also when writing failed */
         m->runs++;
     }

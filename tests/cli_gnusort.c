@@ -135,3 +135,14 @@ Test(cli, check_agrees_with_sort_c)
     cmd_free(&theirs);
     free(dir);
 }
+
+/* sort's obsolete -y is taken and ignored, as sort takes it. */
+Test(cli, obsolete_y_is_ignored)
+{
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_text(in, "b,3\na,1\nc,2\n10\n");
+    same_as_sort(dir, "sort", "-y -t, -k2,2n in", "-y -t, -k2,2n in");
+    same_as_sort(dir, "sort", "-y in", "-y -n in");
+    free(in);
+    free(dir);
+}

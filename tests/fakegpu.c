@@ -123,12 +123,12 @@ int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
         rc = job->read(job->read_ctx, text + at, n, st);
     }
     change_input();
-    gm_recs v = { NULL, 0, 0 };
+    gm_recs v = { NULL, 0, 0, 0 };
     gm_lines_block b = { 1, (size_t)job->bytes, (size_t)job->bytes, text, NULL, 0 };
     if (!rc)
         rc = gm_lines_split(job->ks, &b, &v, 1, st);
     if (!rc)
-        rc = gm_recsort(job->ks, v.r, v.n, 1, 1, st);
+        rc = gm_recsort(job->ks, v.r, v.n, 1, SIZE_MAX, st);
     res->lines = v.n;
     if (!rc)
         rc = put_lines(job, &v, res, st);

@@ -147,7 +147,7 @@ static void ties_case(const rec_case *c, int n, int threads, uint64_t seed, int 
     c->gen(&r, &t, n, ks.eol);
     gm_lines_block b[4];
     nb = cut_blocks(&t, ks.eol, nb, b);
-    gm_recs in = { NULL, 0, 0 };
+    gm_recs in = { NULL, 0, 0, 0 };
     gm_status st;
     size_t counted = 0;
     for (int k = 0; k < nb; k++) {
@@ -159,7 +159,7 @@ static void ties_case(const rec_case *c, int n, int threads, uint64_t seed, int 
     gm_rec *want = malloc(m * sizeof *want + 1), *got = malloc(m * sizeof *got + 1);
     unsigned char *tied = malloc(m + 1);
     memcpy(want, in.r, m * sizeof *want);
-    cr_assert_eq(gm_recsort(&ks, want, m, threads, 1, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_recsort(&ks, want, m, threads, SIZE_MAX, &st), GM_OK, "%s", st.msg);
     device_twin(&ks, in.r, m, got, tied);
 
     const unsigned char *texts[4];

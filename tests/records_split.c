@@ -42,7 +42,7 @@ Test(records, split_finds_every_line, .timeout = 60)
         }
         for (int threads = 1; threads <= 3; threads++) {
             gm_lines_block b = { 1, len, cap, data, NULL, 0 };
-            gm_recs v = { NULL, 0, 0 };
+            gm_recs v = { NULL, 0, 0, 0 };
             gm_status st;
             cr_assert_eq(gm_lines_split(&ks, &b, &v, threads, &st), GM_OK);
             size_t at = 0, i = 0;
@@ -146,7 +146,7 @@ Test(records, split_quick_field_prefix_matches_the_general, .timeout = 60)
             at += n + 1;
         }
         gm_lines_block b = { 1, len, cap, data, NULL, 0 };
-        gm_recs v = { NULL, 0, 0 };
+        gm_recs v = { NULL, 0, 0, 0 };
         gm_status st;
         cr_assert_eq(gm_lines_split(&ks, &b, &v, 2, &st), GM_OK);
         size_t at = 0, i = 0;

@@ -102,6 +102,44 @@ Test(safety, any_parallel_under_a_small_address_space, .timeout = 600)
     remove_tree(dir);
 }
 
+/* The records path keeps the same promise: its chunks, their records and the
+ * sort's scratch, the writer's buffers and a group of equal keys too large for a
+ * scratch of its own stay within half of ulimit -v, the default budget. */
+Test(safety, records_under_a_small_address_space, .timeout = 600)
+{
+    need_address_limit(30000);
+    char *dir = scratch_dir();
+    rng g;
+    rng_seed(&g, 58);
+    text t = { 0 };
+    for (int i = 0; i < 1000000; i++) /* equal keys, then keys of a few values */
+        text_putf(&t, i < 500000 ? "a,123\n" : "%c,%d\n", (char)('a' + i % 3),
+                  (int)rng_range(&g, 0, 999));
+    char *p;
+    write_file(p = path_in(dir, "in"), t.buf, t.n), free(p);
+    static const char *const args[] = { "-t, -k2,2n", "-t, -k2,2n -s", "-t, -k1,1 -k2,2n -u",
+                                        "-t, -k2,2g -r", "-t, -k2,2n --parallel=8" };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        char *sort = fmt("LC_ALL=C sort %s in > want", args[i]);
+        cmd_result w = run_sh(dir, sort);
+        cr_assert_eq(w.status, 0, "%s", sort);
+        char *want = slurp(dir, "want");
+        char *a = fmt("sort %s in -o out", args[i]);
+        cmd_result r = gm_limited(dir, 30000, 0, a);
+        cr_expect_eq(r.status, 0, "%s: exit %d: %s", a, r.status, r.err);
+        char *out = slurp(dir, "out");
+        cr_expect(out && strcmp(out, want) == 0, "%s under ulimit -v 30000: wrong output", a);
+        free(out);
+        free(want);
+        cmd_free(&r);
+        cmd_free(&w);
+        free(a);
+        free(sort);
+    }
+    free(t.buf);
+    remove_tree(dir);
+}
+
 /* A line longer than the memory budget (-S, or half of ulimit -v) is an error
  * naming the file and the line, found after about a budget's worth of reading,
  * from a file, a device or a pipe, with nothing written to -o. */
@@ -138,6 +176,25 @@ Test(safety, a_line_longer_than_the_budget, .timeout = 300)
         { "cat long |", "merge -S 1M --parallel=1 -",
           "gpumerge: -:4: line longer than the memory budget (-S)\n" },
         { "cat long |", "sort -S 1M -o out",
+          "gpumerge: -:4: line longer than the memory budget (-S)\n" },
+        /* the records path (keys in fields, -g, -h): the same limit, the same words */
+        { "", "sort -t, -k1,1n -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -g -S 10M /dev/zero -o out",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -t, -k2,2h /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "merge -t, -k1,1n -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "", "check -g -S 10M /dev/zero",
+          "gpumerge: /dev/zero:1: line longer than the memory budget (-S)\n" },
+        { "cat /dev/zero |", "sort -t, -k2,2n -S 10M -o out",
+          "gpumerge: -:1: line longer than the memory budget (-S)\n" },
+        { "", "sort -t, -k2,2n -S 1M long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "", "merge -t, -k1,1n -S 1M short long -o out",
+          "gpumerge: long:4: line longer than the memory budget (-S)\n" },
+        { "cat long |", "sort -g -S 1M -o out",
           "gpumerge: -:4: line longer than the memory budget (-S)\n" },
         { "", "sort -S 1M blanks", "" },  /* a long line within the budget */
         { "", "check -S 1M blanks", "" },

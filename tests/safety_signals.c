@@ -8,6 +8,8 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/cleanup.h"
 #include "helpers.h"
 #include "safety_cases.h"
 
@@ -160,5 +163,58 @@ Test(safety, temporary_name_is_never_the_output)
     cr_assert_eq(strlen(tmp), strlen(".gpumerge-XXXXXX"), "%s", tmp);
     cr_assert_null(strstr(tmp, "out"), "%s must not hold the target's name", tmp);
     free(tmp);
+    remove_tree(dir);
+}
+
+/* Threads that create temporary files without pause while a signal ends the
+ * process: a file created after the handler has started would outlive it, so
+ * none may be made then, and every one made before is removed. */
+struct creator {
+    const char *dir;
+    int started; /* atomic */
+};
+
+static void *create_forever(void *arg)
+{
+    struct creator *c = arg;
+    __atomic_add_fetch(&c->started, 1, __ATOMIC_SEQ_CST);
+    for (;;) {
+        int fd;
+        char *path;
+        gm_status st;
+        if (gm_temp_create(c->dir, "gpumerge-run.", &fd, &path, &st) == GM_OK) {
+            close(fd);
+            free(path); /* registered: the handler removes it */
+        }
+    }
+    return NULL;
+}
+
+Test(safety, no_temporary_is_made_once_a_signal_is_handled, .timeout = 120)
+{
+    char *dir = scratch_dir();
+    for (int round = 0; round < 40; round++) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            gm_status st;
+            gm_cleanup_install(&st);
+            struct creator c = { dir, 0 };
+            pthread_t t[4];
+            for (int i = 0; i < 4; i++)
+                pthread_create(&t[i], NULL, create_forever, &c);
+            while (__atomic_load_n(&c.started, __ATOMIC_SEQ_CST) < 4)
+                sched_yield();
+            struct timespec wait = { 0, (round % 8 + 1) * 250 * 1000 };
+            nanosleep(&wait, NULL);
+            kill(getpid(), SIGTERM);
+            for (;;)
+                pause();
+        }
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %#x", status);
+        cr_assert_str_eq(listing(dir), "", "round %d: temporary files left behind", round);
+    }
     remove_tree(dir);
 }

@@ -199,7 +199,7 @@ Test(recgpu, lines_counted_as_split)
                                      st.msg);
                         if (!b)
                             break;
-                        gm_recs v = { NULL, 0, 0 };
+                        gm_recs v = { NULL, 0, 0, 0 };
                         cr_assert_eq(gm_lines_split(&ks, b, &v, 2, &st), GM_OK, "%s", st.msg);
                         size_t c = gm_lines_count(b, eol, 2);
                         with_counts |= b->counts != NULL;
