@@ -1,6 +1,6 @@
 /*
- * optapply.c - what each option does to the parse: the order of lines (-b, -f, -g,
- * -h, -n, -k, -t, -s, -r, -u, -z, --sort), the mode (-c, -C, --check, -m,
+ * optapply.c - what each option does to the parse: the order of lines (-b, -d, -f,
+ * -g, -h, -i, -M, -n, -R, -V, -k, -t, -s, -r, -u, -z, --sort, --random-source), the mode (-c, -C, --check, -m,
  * --strict) and the run (-o, -S, -T, --batch-size, --parallel, --files0-from, -v,
  * --progress, --device, --gpu, --kernel, --threads, --help, --version), and the options
  * refused by name. The checks and messages are coreutils' sort.c's, word for word.
@@ -17,45 +17,37 @@ static const struct {
     int id;
     const char *reason;
 } refused[] = {
-    { 'd', "gpumerge orders by number or by bytes, not in dictionary order" },
-    { 'f', "gpumerge orders by number or by bytes, without folding case" },
-    { 'i', "gpumerge orders by number or by bytes, ignoring no characters" },
-    { 'M', "gpumerge orders by number or by bytes, not by month names" },
-    { 'R', "the order is always by key (shuf(1) shuffles)" },
-    { 'V', "gpumerge orders by number or by bytes, not by version" },
-    { OPT_RANDOM_SOURCE, "it only serves -R, which is not supported" },
     { OPT_DEBUG, "it annotates sort's key fields; -v shows gpumerge's plan" },
     { OPT_COMPRESS_PROGRAM, "temporary files are not compressed" },
 };
 
-/* A global -n, -g or -h (or --sort=WORD): sort refuses two different ones. */
+/* A global order letter (-d, -f, -g, -h, -i, -M, -n, -R, -V, or --sort=WORD):
+ * the global order and flags follow sort's precedence among those given. */
 static int set_order(gm_cli *cli, gm_cli_state *ps, int c, gm_status *st)
 {
-    static const char letters[] = "ghn";
-    static const gm_order orders[] = { GM_ORDER_GENERAL, GM_ORDER_HUMAN, GM_ORDER_NUMERIC };
-    int at = (int)(strchr(letters, c) - letters);
-    ps->orders[at] = (char)c;
     (void)st;
-    cli->keyspec.order = orders[at];
-    cli->keyspec.order_given = 1;
+    ps->letters |= 1u << (strchr(GM_ORDER_LETTERS, c) - GM_ORDER_LETTERS);
+    gm_keydef k;
+    gm_keydef_set_letters(&k, ps->letters);
+    gm_keyspec *ks = &cli->keyspec;
+    ks->order = k.order;
+    ks->fold = k.fold;
+    ks->ignore = k.ignore;
+    ks->order_given = k.order != GM_ORDER_BYTES;
     return GM_OK;
 }
 
-/* Two global orders are refused as sort refuses them: where a key takes the
- * global options (no -k, or a key without flags of its own). */
+/* Global orders that do not go together are refused as sort refuses them:
+ * where a key takes the global options (no -k, or a key without flags of its
+ * own). */
 int gm_cli_check_orders(const gm_cli *cli, const gm_cli_state *ps, gm_status *st)
 {
-    char both[8];
-    int n = 0;
-    for (int i = 0; i < 3; i++)
-        if (ps->orders[i])
-            both[n++] = ps->orders[i];
-    both[n] = '\0';
+    char named[16];
     int inherits = cli->keyspec.nkeys == 0;
     for (int i = 0; i < cli->keyspec.nkeys; i++)
         inherits |= !cli->keyspec.keys[i].has_flags;
-    if (n > 1 && inherits)
-        return gm_cli_die(st, "options '-%s' are incompatible", both);
+    if (inherits && gm_order_incompatible(ps->letters, named))
+        return gm_cli_die(st, "options '-%s' are incompatible", named);
     return GM_OK;
 }
 
@@ -111,22 +103,31 @@ static int apply_order(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
                        const char *spelled, gm_status *st)
 {
     /* the orders gpumerge takes first: a bad word's message lists only those */
-    static const char *const sort_names[] = { "general-numeric", "human-numeric", "numeric",
-                                              "month", "random", "version" };
-    static const int sort_values[] = { 'g', 'h', 'n', 'M', 'R', 'V' };
+    static const char *const sort_names[] = { "general-numeric", "human-numeric", "month",
+                                              "numeric", "random", "version" };
+    static const int sort_values[] = { 'g', 'h', 'M', 'n', 'R', 'V' };
     gm_config *cfg = &cli->config;
     int n;
+    (void)spelled;
     switch (id) {
     case 'b':
         cli->keyspec.skip_blanks = 1;
         return GM_OK;
-    case 'f': /* refused in finish where a key compares bytes: numbers have no case */
-        snprintf(ps->fold, sizeof ps->fold, "%s", spelled);
-        return GM_OK;
+    case 'd':
+    case 'f':
     case 'g':
     case 'h':
+    case 'i':
+    case 'M':
     case 'n':
+    case 'R':
+    case 'V':
         return set_order(cli, ps, id, st);
+    case OPT_RANDOM_SOURCE:
+        if (ps->random_source && strcmp(ps->random_source, arg) != 0)
+            return gm_cli_die(st, "%s", "multiple random sources specified");
+        ps->random_source = arg;
+        return GM_OK;
     case 'k':
         ps->keyed = 1;
         return gm_keyspec_parse_key(&cli->keyspec, arg, st);
@@ -148,11 +149,9 @@ static int apply_order(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
         cli->keyspec.eol = '\0';
         return GM_OK;
     case OPT_SORT:
-        if (gm_cli_arg_match("--sort", arg, sort_names, 6, 3, &n, st))
+        if (gm_cli_arg_match("--sort", arg, sort_names, 6, 6, &n, st))
             return st->code;
-        if (strchr("ghn", sort_values[n]))
-            return set_order(cli, ps, sort_values[n], st);
-        return gm_cli_refuse(sort_values[n], arg, "--sort=", st);
+        return set_order(cli, ps, sort_values[n], st);
     default:
         return NOT_MINE;
     }

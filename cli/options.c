@@ -119,7 +119,7 @@ static int find_long(const char *text, gm_status *st)
 static void operand(gm_cli *cli, char *arg, int may_be_command)
 {
     static const char *const commands[] = { "merge", "sort", "check", "help" };
-    if (may_be_command && !cli->have_op && cli->nfiles == 0) {
+    if (may_be_command && !cli->as_sort && !cli->have_op && cli->nfiles == 0) {
         int c = gm_cli_pick(arg, commands, 4);
         if (c == 3) {
             cli->show_help = 1;
@@ -180,8 +180,11 @@ static int finish(gm_cli *cli, gm_cli_state *ps, gm_status *st)
     }
     cfg->check_quiet = ps->check == 'C';
     /* --strict is the integer path: whole lines, each one integer */
-    const char *keyed = ps->keyed ? "-k" : ps->tabbed ? "-t" : ps->orders[0] ? "-g"
-                        : ps->orders[1] ? "-h" : NULL;
+    static const char *const spelled[] = { "-d", "-f", "-g", "-h", "-i", "-M", "-n", "-R", "-V" };
+    const char *keyed = ps->keyed ? "-k" : ps->tabbed ? "-t" : NULL;
+    for (int i = 0; !keyed && GM_ORDER_LETTERS[i]; i++)
+        if ((ps->letters & (1u << i)) && GM_ORDER_LETTERS[i] != 'n')
+            keyed = spelled[i];
     if (cfg->strict && keyed) {
         char msg[128];
         snprintf(msg, sizeof msg,
@@ -193,9 +196,9 @@ static int finish(gm_cli *cli, gm_cli_state *ps, gm_status *st)
         return st->code;
     gm_keyspec_finish(&cli->keyspec);
     cfg->keyspec = &cli->keyspec;
-    for (int i = 0; ps->fold[0] && i < cli->keyspec.nkeys; i++)
-        if (!cli->keyspec.keys[i].has_flags && cli->keyspec.keys[i].order == GM_ORDER_BYTES)
-            return gm_cli_refuse('f', ps->fold, "", st);
+    for (int i = 0; i < cli->keyspec.nkeys; i++)
+        if (cli->keyspec.keys[i].order == GM_ORDER_RANDOM)
+            return gm_cli_random_seed(ps->random_source, cli->keyspec.random_seed, st);
     return GM_OK;
 }
 
@@ -212,10 +215,21 @@ static int posix_options_end(int argc, char **argv, int i, const gm_cli *cli,
     return checks || !(a[0] == '-' && a[1] == 'o' && (a[2] || i + 1 < argc));
 }
 
+/* Whether the program runs as gpusort: its name's last part. */
+static int called_gpusort(const char *argv0)
+{
+    const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+    base = base ? base + 1 : argv0 ? argv0 : "";
+    return strcmp(base, "gpusort") == 0;
+}
+
 int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
 {
     memset(cli, 0, sizeof *cli);
     gm_keyspec_init(&cli->keyspec);
+    /* gpusort is sort: byte order by default, and no subcommands */
+    cli->as_sort = argc > 0 && called_gpusort(argv[0]);
+    cli->keyspec.bytes_default = cli->as_sort;
     gm_cli_state ps;
     memset(&ps, 0, sizeof ps);
     cli->files = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *cli->files);

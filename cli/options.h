@@ -21,6 +21,7 @@ typedef struct gm_cli {
     int show_help;  /* --help: print usage, exit 0 */
     int show_version;
     char *names0;   /* --files0-from's text, which files[] points into */
+    int as_sort;    /* called as gpusort: byte order by default, no subcommands */
 } gm_cli;
 
 /* Parses argv. Returns GM_OK, or GM_EUSAGE with the message in st (several

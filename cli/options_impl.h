@@ -27,10 +27,10 @@ typedef struct gm_cli_state {
     int check;              /* 0, 'c' or 'C' */
     int merge;              /* -m seen */
     const char *files_from; /* --files0-from */
-    char orders[4];         /* the global orders given (-g, -h, -n), in sort's order */
+    unsigned letters;       /* the global order letters given (GM_ORDER_LETTERS' bits) */
     int keyed;              /* -k seen */
     int tabbed;             /* -t seen */
-    char fold[32];          /* -f as given, or "" */
+    const char *random_source; /* --random-source, or NULL */
 } gm_cli_state;
 
 /* optapply.c: applies option id with its argument (or NULL); spelled is the
@@ -45,6 +45,11 @@ int gm_cli_refuse(int id, const char *spelled, const char *prefix, gm_status *st
 /* Two global orders are refused as sort refuses them: where a key takes the
  * global options (no -k, or a key without flags of its own). */
 int gm_cli_check_orders(const gm_cli *cli, const gm_cli_state *ps, gm_status *st);
+
+/* optnum.c: -R's seed: the first 16 bytes of source (NULL: getrandom), as
+ * sort's randread takes them. Returns GM_OK or GM_EUSAGE ("open failed: FILE:
+ * REASON", "'FILE': end of file"). */
+int gm_cli_random_seed(const char *source, unsigned char seed[16], gm_status *st);
 
 /* optnum.c: -S (sort's specify_sort_size), --parallel (specify_nthreads),
  * --batch-size (specify_nmerge) and --gpu, into cli->config. */

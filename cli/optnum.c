@@ -5,7 +5,10 @@
  * (read_count here) and with xstrtol_fatal's messages; gpumerge's --gpu device
  * number read and reported the same way.
  */
+#define _GNU_SOURCE
 #include "options_impl.h"
+
+#include "../core/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,6 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* How gnulib's xstrtoumax ends; the messages are xstrtol_fatal's. */
@@ -165,4 +171,48 @@ int gm_cli_parse_gpu(gm_cli *cli, const char *arg, gm_status *st)
         return number_error(st, r, "--gpu", arg);
     cli->config.gpu = (int)n;
     return GM_OK;
+}
+
+int gm_cli_random_seed(const char *source, unsigned char seed[16], gm_status *st)
+{
+    char shown[512];
+    if (!source) {
+        size_t got = 0;
+        while (got < 16) {
+            ssize_t r = getrandom(seed + got, 16 - got, 0);
+            if (r < 0 && errno != EINTR)
+                return gm_cli_die(st, "open failed: getrandom: %s", strerror(errno));
+            got += r > 0 ? (size_t)r : 0;
+        }
+        return GM_OK;
+    }
+    gm_quote(source, shown, sizeof shown);
+    int fd = open(source, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "open failed: %s: %s", shown, strerror(errno));
+        return gm_cli_die(st, "%s", msg);
+    }
+    size_t got = 0;
+    int err = 0;
+    while (got < 16) {
+        ssize_t r = read(fd, seed + got, 16 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            err = r < 0 ? errno : 0;
+            break;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got == 16)
+        return GM_OK;
+    char msg[600];
+    if (err)
+        snprintf(msg, sizeof msg, "read failed: %s: %s", shown, strerror(err));
+    else
+        snprintf(msg, sizeof msg, "%s: end of file",
+                 gm_cli_quote_always(source, shown, sizeof shown));
+    return gm_cli_die(st, "%s", msg);
 }

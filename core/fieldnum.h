@@ -41,7 +41,8 @@ static inline void gm_fieldnum_init(gm_fieldnum *f, const gm_keyspec *ks)
     if (ks->nkeys == 0 || ks->tab < 0)
         return;
     const gm_keydef *k = &ks->keys[0];
-    f->on = k->order == GM_ORDER_NUMERIC && k->schar == 0 && k->echar == 0 &&
+    f->on = k->order == GM_ORDER_NUMERIC && !k->fold && !k->ignore && k->schar == 0 &&
+            k->echar == 0 &&
             k->eword == k->sword && k->sword < GM_FIELDNUM_LOOK &&
             !(k->skipsblanks && gm_kp_blank((unsigned char)ks->tab));
     f->tab = (unsigned char)ks->tab;

@@ -5,6 +5,7 @@
  * 'b', then characters; an end of N.C takes C characters of field N, or the whole
  * field when C is 0), compared in the key's order (numcmp.c) and direction, then
  * the last-resort comparison of whole lines; and the first key's 64-bit prefix.
+ * The orders that compare text (-f, -d, -i, -M, -R, -V) are keytext.c's.
  * Locating a key and the prefix's encodings are keyprefix.h's, which the device
  * shares.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "keyprefix.h"
+#include "keytext.h"
 #include "numcmp.h"
 
 typedef unsigned char uc;
@@ -32,7 +34,8 @@ static int key_cmp_one(const gm_keyspec *ks, const gm_keydef *k, const uc *a, si
     const uc *ka = gm_kp_key_span(ks->tab, k, a, alen, &la);
     const uc *kb = gm_kp_key_span(ks->tab, k, b, blen, &lb);
     int d;
-    switch (k->order) {
+    switch (gm_key_is_text(k) ? -1 : (int)k->order) {
+    case -1: d = gm_text_cmp(ks, k, ka, la, kb, lb); break;
     case GM_ORDER_NUMERIC: d = gm_num_cmp(ka, la, kb, lb); break;
     case GM_ORDER_GENERAL: d = gm_general_cmp(ka, la, kb, lb); break;
     case GM_ORDER_HUMAN: d = gm_human_cmp(ka, la, kb, lb); break;
@@ -85,11 +88,13 @@ uint64_t gm_line_prefix(const gm_keyspec *ks, const uc *line, size_t len, int *e
 {
     int ex;
     uint64_t p;
-    if (ks->nkeys > 0 && ks->keys[0].order == GM_ORDER_GENERAL) {
+    const gm_keydef *k = &ks->keys[0];
+    if (ks->nkeys > 0 && (k->order == GM_ORDER_GENERAL || gm_key_is_text(k))) {
         size_t kl;
-        const uc *kt = gm_kp_key_span(ks->tab, &ks->keys[0], line, len, &kl);
-        p = gm_general_prefix(kt, kl, &ex);
-        p = ks->keys[0].reverse ? ~p : p;
+        const uc *kt = gm_kp_key_span(ks->tab, k, line, len, &kl);
+        p = gm_key_is_text(k) ? gm_text_prefix(ks, k, kt, kl, &ex)
+                              : gm_general_prefix(kt, kl, &ex);
+        p = k->reverse ? ~p : p;
     } else {
         p = gm_kp_line_prefix(ks, line, len, &ex);
     }

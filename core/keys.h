@@ -29,8 +29,21 @@ typedef enum gm_order {
     GM_ORDER_BYTES,   /* memcmp, shorter first on a common prefix (no flag) */
     GM_ORDER_NUMERIC, /* -n: sort's numcompare */
     GM_ORDER_GENERAL, /* -g: sort's general_numcompare (strtold) */
-    GM_ORDER_HUMAN    /* -h: sort's human_numcompare (SI suffix, then -n) */
+    GM_ORDER_HUMAN,   /* -h: sort's human_numcompare (SI suffix, then -n) */
+    GM_ORDER_MONTH,   /* -M: sort's getmonth (JAN < ... < DEC, unknown first) */
+    GM_ORDER_RANDOM,  /* -R: sort's compare_random (MD5 of a seed and the key) */
+    GM_ORDER_VERSION  /* -V: gnulib's filenvercmp */
 } gm_order;
+
+/* What a key's comparison skips (sort's ignore tables). */
+enum {
+    GM_IGNORE_NONE,
+    GM_IGNORE_DICT,  /* -d: all but letters, digits and blanks */
+    GM_IGNORE_PRINT  /* -i: all but printable bytes (0x20 to 0x7e) */
+};
+
+/* The order letters of a key (sort's key_to_opts spells them in this order). */
+#define GM_ORDER_LETTERS "dfghiMnRV"
 
 /* One -k, as sort.c's struct keyfield: fields and characters counted from 0 here
  * (-k 2.3 is sword 1, schar 2). eword SIZE_MAX: to the end of the line; echar 0:
@@ -41,6 +54,8 @@ typedef struct gm_keydef {
     int skipsblanks;  /* 'b' on POS1 (or -b inherited) */
     int skipeblanks;  /* 'b' on POS2 (or -b inherited) */
     gm_order order;
+    int fold;         /* 'f': lower case compared as upper case */
+    int ignore;       /* 'd' or 'i': GM_IGNORE_DICT or GM_IGNORE_PRINT */
     int reverse;      /* 'r' */
     int has_flags;    /* the key named flags of its own (then it inherits nothing) */
 } gm_keydef;
@@ -55,8 +70,13 @@ typedef struct gm_keyspec {
     int nkeys;
     int tab;          /* -t's byte, or -1: fields begin at the blanks before them */
     /* global options, inherited by keys without flags of their own */
-    gm_order order;   /* -n, -g, -h, or GM_ORDER_BYTES when none was given */
-    int order_given;  /* -n, -g or -h appeared globally */
+    gm_order order;   /* -n, -g, -h, -M, -R, -V, or GM_ORDER_BYTES when none was given */
+    int order_given;  /* one of them appeared globally */
+    int fold;         /* -f */
+    int ignore;       /* -d or -i (GM_IGNORE_DICT wins, as in sort) */
+    int bytes_default; /* no order named means bytes (gpusort), not -n (gpumerge) */
+    int order_implied; /* set by gm_keyspec_finish: -n taken for want of an order */
+    unsigned char random_seed[16]; /* -R: the 16 bytes MD5 hashes before each key */
     int reverse;      /* -r: also reverses the last resort */
     int skip_blanks;  /* -b */
     int stable;       /* -s: no last-resort comparison */
@@ -69,6 +89,16 @@ typedef struct gm_keyspec {
 
 /* A spec with no keys, -n not yet implied, '\n' lines. */
 void gm_keyspec_init(gm_keyspec *ks);
+
+/* letters: bit i set for GM_ORDER_LETTERS[i], as a key's flags or the global
+ * options name them. sort refuses more than one of n, g, h, M and one of V, R,
+ * d, i: then returns 1 with the letters named, in sort's order, in out. */
+int gm_order_incompatible(unsigned letters, char out[16]);
+
+/* Sets the order and flags of k from letters (the flags of one key or the
+ * global options): the order by sort's precedence (n, g, h, M, R, V), 'f',
+ * and 'd' over 'i'. */
+void gm_keydef_set_letters(gm_keydef *k, unsigned letters);
 
 /* Parses one -k argument ("2,2n", "1.3b,1.5", "3") and appends it. Returns GM_OK,
  * or GM_EUSAGE with sort's own message ("invalid number at field start: invalid

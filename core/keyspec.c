@@ -82,29 +82,57 @@ static const char *parse_count(const char *s, size_t *val, const char *what, gm_
     return p;
 }
 
+int gm_order_incompatible(unsigned letters, char out[16])
+{
+    /* sort's check_ordering_compatibility: n, g, h, M count one each, and V, R,
+     * d and i one together */
+    unsigned one = (1u << 6) | (1u << 2) | (1u << 3) | (1u << 5); /* n g h M */
+    unsigned text = (1u << 8) | (1u << 7) | (1u << 0) | (1u << 4); /* V R d i */
+    int count = __builtin_popcount(letters & one) + !!(letters & text);
+    size_t n = 0;
+    for (int i = 0; GM_ORDER_LETTERS[i]; i++)
+        if (letters & (1u << i))
+            out[n++] = GM_ORDER_LETTERS[i];
+    out[n] = '\0';
+    return count > 1;
+}
+
+void gm_keydef_set_letters(gm_keydef *k, unsigned letters)
+{
+    static const struct {
+        char letter;
+        gm_order order;
+    } by_precedence[] = { { 'n', GM_ORDER_NUMERIC }, { 'g', GM_ORDER_GENERAL },
+                          { 'h', GM_ORDER_HUMAN },   { 'M', GM_ORDER_MONTH },
+                          { 'R', GM_ORDER_RANDOM },  { 'V', GM_ORDER_VERSION } };
+    k->order = GM_ORDER_BYTES;
+    for (int i = 5; i >= 0; i--)
+        if (letters & (1u << (strchr(GM_ORDER_LETTERS, by_precedence[i].letter) -
+                              GM_ORDER_LETTERS)))
+            k->order = by_precedence[i].order;
+    k->fold = !!(letters & (1u << 1));
+    k->ignore = letters & 1u ? GM_IGNORE_DICT : letters & (1u << 4) ? GM_IGNORE_PRINT
+                                                                  : GM_IGNORE_NONE;
+}
+
 /* sort's set_ordering: the flag letters after a position. 'b' applies to the
  * start or the end it follows. Stops at the first byte that is not a flag;
- * *unsupported gets the first flag gpumerge does not implement. */
+ * *letters gets the order letters (GM_ORDER_LETTERS' bits). */
 static const char *parse_flags(const char *s, gm_keydef *k, int end, int *nflags,
-                               int *order_bits, char *unsupported)
+                               unsigned *letters)
 {
     for (;; s++) {
-        switch (*s) {
-        case 'b':
+        const char *at = *s ? strchr(GM_ORDER_LETTERS, *s) : NULL;
+        if (*s == 'b') {
             if (end)
                 k->skipeblanks = 1;
             else
                 k->skipsblanks = 1;
-            break;
-        case 'n': *order_bits |= 4; k->order = GM_ORDER_NUMERIC; break;
-        case 'g': *order_bits |= 1; k->order = GM_ORDER_GENERAL; break;
-        case 'h': *order_bits |= 2; k->order = GM_ORDER_HUMAN; break;
-        case 'r': k->reverse = 1; break;
-        case 'd': case 'f': case 'i': case 'M': case 'R': case 'V':
-            if (!*unsupported)
-                *unsupported = *s;
-            break;
-        default:
+        } else if (*s == 'r') {
+            k->reverse = 1;
+        } else if (at) {
+            *letters |= 1u << (at - GM_ORDER_LETTERS);
+        } else {
             return s;
         }
         ++*nflags;
@@ -116,8 +144,8 @@ int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st)
     gm_keydef k;
     memset(&k, 0, sizeof k);
     k.order = GM_ORDER_BYTES;
-    int nflags = 0, order_bits = 0;
-    char unsupported = 0;
+    int nflags = 0;
+    unsigned letters = 0;
     const char *s = parse_count(arg, &k.sword, "invalid number at field start", st);
     if (!s)
         return GM_EUSAGE;
@@ -129,7 +157,7 @@ int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st)
         if (k.schar-- == 0)
             return bad_spec(st, "character offset is zero", arg);
     }
-    s = parse_flags(s, &k, 0, &nflags, &order_bits, &unsupported);
+    s = parse_flags(s, &k, 0, &nflags, &letters);
     k.eword = SIZE_MAX;
     if (*s == ',') {
         if (!(s = parse_count(s + 1, &k.eword, "invalid number after ','", st)))
@@ -138,21 +166,14 @@ int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st)
             return bad_spec(st, "field number is zero", arg);
         if (*s == '.' && !(s = parse_count(s + 1, &k.echar, "invalid number after '.'", st)))
             return GM_EUSAGE;
-        s = parse_flags(s, &k, 1, &nflags, &order_bits, &unsupported);
+        s = parse_flags(s, &k, 1, &nflags, &letters);
     }
     if (*s)
         return bad_spec(st, "stray character in field spec", arg);
-    if (unsupported) {
-        char q[512];
-        quote_arg(arg, q, sizeof q);
-        return gm_fail(st, GM_EUSAGE,
-                       "key %s: flag '%c' is not supported (gpumerge orders keys by "
-                       "b, g, h, n and r only)", q, unsupported);
-    }
-    if (order_bits & (order_bits - 1)) /* sort names them in the order g, h, n */
-        return gm_fail(st, GM_EUSAGE, "options '-%s%s%s' are incompatible",
-                       order_bits & 1 ? "g" : "", order_bits & 2 ? "h" : "",
-                       order_bits & 4 ? "n" : "");
+    char named[16];
+    if (gm_order_incompatible(letters, named))
+        return gm_fail(st, GM_EUSAGE, "options '-%s' are incompatible", named);
+    gm_keydef_set_letters(&k, letters);
     if (ks->nkeys >= GM_MAX_KEYS)
         return gm_fail(st, GM_EUSAGE, "too many keys: at most %d -k options", GM_MAX_KEYS);
     k.has_flags = nflags > 0;
@@ -168,33 +189,39 @@ static int whole_line_numeric(const gm_keyspec *ks)
         return 0;
     const gm_keydef *k = &ks->keys[0];
     if (k->order != GM_ORDER_NUMERIC || k->sword != 0 || k->schar != 0 ||
-        k->reverse != ks->reverse)
+        k->reverse != ks->reverse || k->fold || k->ignore)
         return 0;
     return k->eword == SIZE_MAX || (k->eword == 0 && k->echar == 0 && ks->tab < 0);
 }
 
+/* A key without flags of its own takes the global ones. */
+static void inherit(gm_keydef *k, const gm_keyspec *ks)
+{
+    k->skipsblanks = k->skipeblanks = ks->skip_blanks;
+    k->order = ks->order;
+    k->fold = ks->fold;
+    k->ignore = ks->ignore;
+    k->reverse = ks->reverse;
+}
+
 void gm_keyspec_finish(gm_keyspec *ks)
 {
-    int named = ks->order != GM_ORDER_BYTES;
+    /* an order, or a flag that compares text (-d, -f, -i), names the order */
+    int named = ks->order != GM_ORDER_BYTES || ks->fold || ks->ignore;
     for (int i = 0; i < ks->nkeys; i++)
-        named |= ks->keys[i].order != GM_ORDER_BYTES;
-    if (!named)
+        named |= ks->keys[i].order != GM_ORDER_BYTES || ks->keys[i].fold ||
+                 ks->keys[i].ignore;
+    ks->order_implied = !named && !ks->bytes_default;
+    if (ks->order_implied)
         ks->order = GM_ORDER_NUMERIC;
-    for (int i = 0; i < ks->nkeys; i++) {
-        gm_keydef *k = &ks->keys[i];
-        if (k->has_flags)
-            continue;
-        k->skipsblanks = k->skipeblanks = ks->skip_blanks;
-        k->order = ks->order;
-        k->reverse = ks->reverse;
-    }
+    for (int i = 0; i < ks->nkeys; i++)
+        if (!ks->keys[i].has_flags)
+            inherit(&ks->keys[i], ks);
     if (ks->nkeys == 0) { /* the whole line, in the global order */
         gm_keydef *k = &ks->keys[ks->nkeys++];
         memset(k, 0, sizeof *k);
         k->eword = SIZE_MAX;
-        k->skipsblanks = k->skipeblanks = ks->skip_blanks;
-        k->order = ks->order;
-        k->reverse = ks->reverse;
+        inherit(k, ks);
     }
     ks->whole_line_numeric = whole_line_numeric(ks);
 }
