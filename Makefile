@@ -176,7 +176,8 @@ endif
 PROG_CORE_OBJ = $(filter-out $(BUILD)/core/api.o,$(CORE_OBJ))
 $(PROG): $(CLI_OBJ) $(PROG_CORE_OBJ) $(PROG_GPU_OBJ) | $(CUDA_LIB)
 	$(LINK.gm) -o $@ $^ $(PROG_LIBS) $(GM_LDLIBS) $(LDLIBS)
-	@echo "built ./$(PROG) $(BUILD_KIND)"
+	ln -sf $(notdir $@) $(dir $@)gpusort
+	@echo "built ./$(PROG) $(BUILD_KIND) (and gpusort, the same program as sort)"
 
 # The CUDA engine the program loads (cuda/gpu_load.c): the GPU objects, the
 # status functions they call, and the CUDA runtime, bound to their own symbols.
@@ -522,6 +523,7 @@ install: $(PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/m
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONS) \
 	  $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3
 	$(INSTALL_PROGRAM) $(PROG) $(DESTDIR)$(BINDIR)/gpumerge
+	ln -sf gpumerge $(DESTDIR)$(BINDIR)/gpusort
 	@if [ -n "$(MPI_PROG)" ] && [ -f "$(MPI_PROG)" ]; then \
 	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
@@ -543,7 +545,7 @@ install-strip: INSTALL_PROGRAM = $(INSTALL) -m 755 -s
 install-strip: install
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpumerge-mpi \
+	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpusort $(DESTDIR)$(BINDIR)/gpumerge-mpi \
 	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so \
 	  $(DESTDIR)$(LIBDIR)/libgpumerge.a $(DESTDIR)$(LIBDIR)/libgpumerge.so \
@@ -575,6 +577,6 @@ distcheck: dist
 check: test
 
 clean:
-	rm -rf $(BUILD) gpumerge gpumerge-mpi gpumerge-cuda.so build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) gpumerge gpusort gpumerge-mpi gpumerge-cuda.so build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
