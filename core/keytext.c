@@ -163,7 +163,7 @@ static uint64_t shown_prefix(const gm_keydef *k, const uc *s, size_t len, int *e
     while (i < len && skipped(k, s[i]))
         i++;
     *exact = i == len && (n == 0 || last != 0);
-    return n < 8 ? v << (8 * (8 - n)) : v;
+    return n == 0 ? 0 : n < 8 ? v << (8 * (8 - n)) : v;
 }
 
 uint64_t gm_text_prefix(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len,
