@@ -1,11 +1,14 @@
 /*
  * cli_gnusort.c - gpumerge against GNU sort on random inputs, byte for byte:
  * sort (-r, -u, several files, standard input), merge (-r, -u, many inputs,
- * some empty), check's disorder message, and -o files written through the
- * shared mapping on four threads.
+ * some empty), check's disorder message, -o files written through the shared
+ * mapping on four threads, and a reader that goes away (SIGPIPE, or a write
+ * error where SIGPIPE is ignored).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,5 +192,102 @@ Test(cli, text_orders_match_gnu_sort, .timeout = 300)
     free(t.buf);
     free(in);
     free(seed);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- pipes */
+
+/* "{ CMD; echo $? >status; } | head -n 1" in dir: CMD's status, its standard
+ * error in *err (malloc'd). */
+static int into_head(const char *dir, const char *cmd, char **err)
+{
+    char *line;
+    if (asprintf(&line, "{ %s 2>err; echo $? >status; } | head -n 1 >/dev/null", cmd) < 0)
+        abort();
+    cmd_result r = run_sh(dir, line);
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    char *status_path = path_in(dir, "status"), *err_path = path_in(dir, "err");
+    char *status = read_file(status_path, NULL);
+    *err = read_file(err_path, NULL);
+    int code = atoi(status);
+    cmd_free(&r);
+    free(status), free(status_path), free(err_path), free(line);
+    return code;
+}
+
+/* Inputs big enough to fill a pipe many times over in a new folder (returned,
+ * malloc'd), and in cmds (NULL-ended) the commands that write them into head:
+ * sort and merge of integers and of records by a key, -u, -o /dev/stdout,
+ * standard input, under both names (gpusort a link in the folder). */
+static char *pipe_cases(const char *cmds[8])
+{
+    static const char *const rest[] = {
+        "sort big", "merge sorted sorted", "-t, -k2 rec", "-u -o /dev/stdout big",
+        "sort - < big",
+    };
+    static char lines[7][PATH_MAX + 64];
+    rng r;
+    rng_seed(&r, 23);
+    char *dir = scratch_dir(), *bin = realpath(gpumerge_path(), NULL), *link;
+    cr_assert_not_null(bin, "no %s", gpumerge_path());
+    random_file(&r, dir, "big", 2000000, 0, 0);
+    random_file(&r, dir, "sorted", 1000000, 0, 1);
+    if (asprintf(&link, "awk '{ print \"x,\" $1 }' big > rec && "
+                       "awk '{ print \"x,\" $1 }' sorted > recs && ln -s '%s' gpusort", bin) < 0)
+        abort();
+    cmd_result t = run_sh(dir, link);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cmd_free(&t);
+    for (int i = 0; i < 5; i++)
+        snprintf(lines[i], sizeof lines[i], "'%s' %s %s", bin, gpumerge_device_arg(), rest[i]);
+    snprintf(lines[5], sizeof lines[5], "./gpusort %s -t, -k2 rec", gpumerge_device_arg());
+    snprintf(lines[6], sizeof lines[6], "./gpusort %s -m -t, -k2n recs recs", gpumerge_device_arg());
+    for (int i = 0; i < 7; i++)
+        cmds[i] = lines[i];
+    cmds[7] = NULL;
+    free(link), free(bin);
+    return dir;
+}
+
+/* A reader that goes away kills gpumerge by SIGPIPE, silently, as it kills sort
+ * (status 128 + 13), whichever the path. */
+Test(cli, closed_pipe_ends_by_sigpipe, .timeout = 300)
+{
+    signal(SIGPIPE, SIG_DFL); /* what the commands inherit */
+    const char *cmds[8];
+    char *err, *dir = pipe_cases(cmds);
+    cr_assert_eq(into_head(dir, "LC_ALL=C sort big", &err), 141, "sort: %s", err);
+    free(err);
+    for (int i = 0; cmds[i]; i++) {
+        int status = into_head(dir, cmds[i], &err);
+        cr_expect_eq(status, 141, "%s: status %d", cmds[i], status);
+        cr_expect_str_eq(err, "", "%s said something", cmds[i]);
+        free(err);
+    }
+    free(dir);
+}
+
+/* Where SIGPIPE is ignored (trap '' PIPE), the closed pipe is a write error, as
+ * for sort: the message and status 2. sort 9.1 quotes 'standard output' and adds
+ * a "write error" line; gpumerge words it as its other write errors. */
+Test(cli, closed_pipe_with_sigpipe_ignored_is_a_write_error, .timeout = 300)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const char *cmds[8];
+    char *err, *dir = pipe_cases(cmds);
+    cr_assert_eq(into_head(dir, "LC_ALL=C sort big", &err), 2, "sort: %s", err);
+    cr_assert(strncmp(err, "sort: write failed: 'standard output': Broken pipe\n", 51) == 0,
+              "sort said %s", err);
+    free(err);
+    for (int i = 0; cmds[i]; i++) {
+        int status = into_head(dir, cmds[i], &err);
+        const char *shown = strstr(cmds[i], "/dev/stdout") ? "/dev/stdout" : "standard output";
+        char want[128];
+        snprintf(want, sizeof want, "gpumerge: write failed: %s: Broken pipe\n", shown);
+        cr_expect_eq(status, 2, "%s: status %d", cmds[i], status);
+        cr_expect_str_eq(err, want, "%s", cmds[i]);
+        free(err);
+    }
+    signal(SIGPIPE, SIG_DFL);
     free(dir);
 }
