@@ -24,67 +24,19 @@ N=${1:-5000000}
 DEVICES=${DEVICES:-cpu}
 REPEAT=${REPEAT:-5}
 ONLY=${ONLY:-bytes field fold version month dict peers}
-GPUSORT=${GPUSORT:-./gpusort}
-GEN=${GEN:-build/bench/gen}
-HERE=$(cd "$(dirname "$0")" && pwd)
-if [ -z "${DIR:-}" ]; then
-    root=${TMPDIR:-/tmp}
-    if [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt $((N / 1000 * 200)) ]; then
-        root=/dev/shm
-    fi
-    DIR=$(mktemp -d "$root/gpumerge-text.XXXXXX")
-    trap 'rm -rf "$DIR"' EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-fi
-export LC_ALL=C
-mkdir -p "$DIR"
-IN=$DIR/in.$N.csv
-[ -s "$IN" ] || "$GEN" -c "$N" >"$IN"
-. "$HERE/median.sh"
-P=$(nproc)
-
-median_time() {
-    local n=$REPEAT
-    case $1 in gnu_*) n=${REPEAT_GNU:-$REPEAT} ;; esac
-    median_runs "$n" "$@"
-}
-same() { # same WHAT EXPECTED ACTUAL
-    cmp -s "$2" "$3" || { echo "MISMATCH: $1 differs from GNU sort" >&2; exit 1; }
-}
-ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.1f", a / b }'; }
-
-cat_in() { cat "$IN" >"$DIR/cat"; }
-gnu_sort() { sort "$@" --parallel="$P" "$IN" -o "$DIR/gnu"; }
-gm_sort() { local d=$1; shift; rm -f "$DIR/gm"; "$GPUSORT" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
-peer() { PEERS=$PEERS node "$HERE/peers.mjs" "$1" "$IN" "$DIR/peer"; }
+PROG=${GPUSORT:-./gpusort}
+SCRATCH=gpumerge-text
+. "$(dirname "$0")/csvorders.sh"
 arrow() { python3 "$HERE/arrow_cupy.py" --lines "$IN" "$DIR/peer" >"$DIR/arrow.log"; }
 
-export IN DIR P GPUSORT PEERS HERE
-echo "machine: $P cores, $(uname -m); N=$N lines ($(du -h "$IN" | cut -f1)); median (min-max)" \
-    "of $REPEAT$(command -v hyperfine >/dev/null && [ -z "${NO_HYPERFINE:-}" ] && echo " by hyperfine");" \
-    "$(date -u +%Y-%m-%d)"
-t_cat=$(median_time cat_in)
-printf '%-40s %s\n' "cat in > out" "$(shown "$t_cat")"
-run_order() { # run_order NAME OPTIONS...
-    local name=$1
-    shift
-    local t_gnu
-    t_gnu=$(median_time gnu_sort "$@")
-    printf '%-40s %s\n' "sort $* --parallel=$P" "$(shown "$t_gnu")"
-    for d in $DEVICES; do
-        local t
-        t=$(median_time gm_sort "$d" "$@")
-        same "$name" "$DIR/gnu" "$DIR/gm"
-        printf '%-40s %s   %sx sort, %sx cat\n' "gpusort --device=$d $*" "$(shown "$t")" \
-            "$(ratio "$t_gnu" "$t")" "$(ratio "$t" "$t_cat")"
-        [ "$name" = bytes ] && t_gm_bytes=$t
-    done
-    [ "$name" = bytes ] && cp "$DIR/gnu" "$DIR/gnu.bytes"
-    return 0
+t_gm_bytes=
+bytes_order() { # byte order, kept for the peers: the last device's time, sort's output
+    run_order bytes
+    t_gm_bytes=$t_last
+    cp "$DIR/gnu" "$DIR/gnu.bytes"
 }
 peers_bytes() { # the peers against GNU sort's byte order (run first when absent)
-    [ -n "$t_gm_bytes" ] || run_order bytes
+    [ -n "$t_gm_bytes" ] || bytes_order
     local e t
     for e in "$@"; do
         if [ "$e" = arrow ]; then
@@ -93,20 +45,19 @@ peers_bytes() { # the peers against GNU sort's byte order (run first when absent
             t=$(median_time peer "$e-bytes")
         fi
         same "$e" "$DIR/gnu.bytes" "$DIR/peer"
-        printf '%-40s %s   %sx gpusort --device=%s\n' "$e (read, sort by bytes, write)" \
+        printf '%-48s %s   %sx gpusort --device=%s\n' "$e (read, sort by bytes, write)" \
             "$(shown "$t")" "$(ratio "$t" "$t_gm_bytes")" "${DEVICES##* }"
     done
 }
-t_gm_bytes=
 for what in $ONLY; do
     case $what in
-    bytes) run_order bytes ;;
+    bytes) bytes_order ;;
     field) run_order field -t, -k3,3 -s ;;
     fold) run_order fold -f ;;
     version) run_order version -V ;;
     month) run_order month -M ;;
     dict) run_order dict -d ;;
-    peers) [ -n "${PEERS:-}" ] && peers_bytes duckdb polars ;;
+    peers) if [ -n "${PEERS:-}" ]; then peers_bytes duckdb polars; fi ;;
     arrow) peers_bytes arrow ;;
     esac
 done
