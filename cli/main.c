@@ -10,6 +10,7 @@
  * Exit status, as sort(1): 0 success, 1 check found disorder, 2 any error.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +69,11 @@ static int report(int rc, const gm_status *st, const gm_config *cfg)
         if (!cfg->check_quiet)
             print_status(st, cfg->zero_terminated ? '\0' : '\n');
         return EXIT_DISORDER;
-    case GM_EPIPE:
-        return EXIT_TROUBLE; /* the reader went away: nothing to say */
+    case GM_EPIPE: /* the reader went away: nothing to say; where SIGPIPE is not
+                    * ignored (the core ignores it while --compress-program's
+                    * children run), end by it, as the write would have */
+        raise(SIGPIPE);
+        return EXIT_TROUBLE;
     default:
         print_status(st, '\n');
         return EXIT_TROUBLE;
