@@ -46,7 +46,7 @@ async function polarsBytes() {
     const pl = require('nodejs-polars');
     const df = pl.readCSV(input, { hasHeader: false, sep: '\x01', quoteChar: undefined,
         dtypes: { column_1: pl.Utf8 } });
-    df.sort({ by: 'column_1' }).writeCSV(output, { includeHeader: false, sep: '\x01' });
+    df.sort({ by: 'column_1' }).writeCSV(output, { includeHeader: false, separator: '\x01', quoteStyle: 'never' });
 }
 
 if (engine === 'duckdb') await duckdb();
