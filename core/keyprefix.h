@@ -391,6 +391,17 @@ GM_HD int gm_kp_takes(const gm_keydef *k)
     }
 }
 
+/* Whether the one key is the whole line in byte order, in the last resort's
+ * direction: then the key is the line's bytes, and lines tied on their prefix are
+ * ordered by their next bytes whether or not the prefix is exact. */
+GM_HD int gm_kp_whole_bytes(const gm_keyspec *ks)
+{
+    const gm_keydef *k = &ks->keys[0];
+    return ks->nkeys == 1 && k->order == GM_ORDER_BYTES && !k->fold && !k->ignore &&
+           !k->skipsblanks && k->sword == 0 && k->schar == 0 && k->eword == SIZE_MAX &&
+           k->reverse == ks->reverse;
+}
+
 /* keys.h's gm_line_prefix for a first key gm_kp_takes (the caller's check):
  * without keys the line's bytes (never exact: the last resort is all there is),
  * else the first key's encoding; either inverted by its -r. */

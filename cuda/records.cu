@@ -328,11 +328,12 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
         return rc;
     const unsigned grid = rec_grid(n);
     const unsigned char *text = (const unsigned char *)j.text;
+    const int whole = gm_kp_whole_bytes(job->ks); /* the line is the key: its bytes order it */
     for (int r = 0; r < REC_REFINE_ROUNDS; r++) {
         u64 ties = 0;
         if ((rc = rec_count_ties(j, b->tied, n, d_count, &ties, st)))
             return rc;
-        if (inexact || !rec_refine_wanted(ties, n))
+        if ((inexact && !whole) || !rec_refine_wanted(ties, n))
             break;
         uint32_t *mark = (uint32_t *)keys.Alternate(), *group = mark + n;
         GM_LAUNCH("records mark", st, false, rec_mark_kernel, dim3(grid), dim3(REC_THREADS), 0,

@@ -95,7 +95,8 @@ GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const 
 /* ---------------------------------------------------------------- refinement
  *
  * Where the order after the first key is the last resort alone and every prefix
- * is exact, records tied after the first eight bytes are ordered further on the
+ * is exact (or the one key is the whole line in byte order, whose bytes the
+ * rounds read), records tied after the first eight bytes are ordered further on the
  * device, four bytes of their lines a round: each tied record's key is the index
  * of the first record of its run of ties (its group) above the round's word of
  * its line, and a stable sort of those keys orders every run by the word while
