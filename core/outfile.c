@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,56 +21,6 @@
 
 #include "cleanup.h"
 #include "util.h"
-
-enum { MAX_LINKS = 40 }; /* as the kernel's limit on links followed in a path */
-
-/* The folder part of path: "." when it has none. malloc'd, or NULL. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-/* Follows the symbolic links of name's last component as open does, a dangling
- * last link included, without touching the folders on the way (they stay as
- * named: renaming within them works the same). *via_proc is set when a step is
- * under /proc (/dev/stdout, /dev/fd/N: the name of an open descriptor). Returns
- * a malloc'd path, or NULL with errno set (ELOOP, ENOMEM, or readlink's error). */
-static char *follow_links(const char *name, int *via_proc)
-{
-    char *p = strdup(name);
-    *via_proc = 0;
-    for (int hops = 0; p; hops++) {
-        struct stat sb;
-        *via_proc |= strncmp(p, "/proc/", 6) == 0;
-        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
-            return p;
-        char target[PATH_MAX];
-        ssize_t n = hops < MAX_LINKS ? readlink(p, target, sizeof target - 1) : -1;
-        if (n < 0) {
-            int err = hops < MAX_LINKS ? errno : ELOOP;
-            free(p);
-            errno = err;
-            return NULL;
-        }
-        target[n] = '\0';
-        char *next = NULL, *dir = NULL;
-        if (target[0] == '/' || !strchr(p, '/')) /* absolute, or p is in "." */
-            next = strdup(target);
-        else if ((dir = dir_of(p)) && asprintf(&next, "%s/%s", dir, target) < 0)
-            next = NULL;
-        free(dir);
-        free(p);
-        p = next;
-        if (!p)
-            errno = ENOMEM;
-    }
-    return NULL;
-}
 
 static void set_id(gm_outfile *of, const struct stat *sb)
 {
@@ -144,7 +93,7 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
     }
 
     int via_proc;
-    of->path = follow_links(name, &via_proc);
+    of->path = gm_follow_links(name, &via_proc);
     if (!of->path && errno == ENOMEM) {
         gm_outfile_abort(of);
         return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
@@ -203,7 +152,7 @@ static int reopen_target(gm_outfile *of)
  * Returns GM_OK or GM_ENOMEM. */
 static int open_replacement(gm_outfile *of, uint64_t expect_bytes)
 {
-    char *dir = dir_of(of->path);
+    char *dir = gm_dir_of(of->path);
     if (!dir)
         return GM_ENOMEM;
     struct statvfs vfs;
