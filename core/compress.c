@@ -163,8 +163,10 @@ int gm_compress_start(const char *prog, int decompress, int fd, int *pipe_fd, pi
     if (!decompress)
         return GM_OK; /* written as it is */
     char q[512];
-    return gm_fail(st, GM_EIO, "couldn't create process for %s -d: %s",
-                   quoted(prog, q, sizeof q), strerror(err));
+    gm_fail(st, GM_EIO, "couldn't create process for %s -d: %s", quoted(prog, q, sizeof q),
+            strerror(err));
+    errno = err;
+    return GM_EIO;
 }
 
 int gm_compress_wait(const char *prog, pid_t pid, gm_status *st)

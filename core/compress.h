@@ -30,7 +30,7 @@ void gm_compress_signals(int on);
  * is the read end of its standard output (both close-on-exec). *pid is the
  * child. Returns GM_OK; compressing, GM_OK with *pid 0 where no process can be
  * made (the file is then written as it is, as sort goes on); decompressing,
- * GM_EIO ("couldn't create process for 'PROG' -d: REASON"). */
+ * GM_EIO ("couldn't create process for 'PROG' -d: REASON", errno the reason). */
 int gm_compress_start(const char *prog, int decompress, int fd, int *pipe_fd, pid_t *pid,
                       gm_status *st);
 

@@ -36,8 +36,12 @@ int gm_input_open(gm_input *in, const char *name, gm_status *st)
         in->fd = STDIN_FILENO;
     } else {
         in->fd = open(name, O_RDONLY | O_CLOEXEC);
+        /* sort's words: "cannot read" for what its check of the inputs finds,
+         * "open failed" for running out of descriptors as it opens them */
         if (in->fd < 0)
-            return gm_fail(st, GM_EIO, "cannot read: %s: %s", in->shown, strerror(errno));
+            return gm_fail(st, GM_EIO, "%s: %s: %s",
+                           errno == EMFILE || errno == ENFILE ? "open failed" : "cannot read",
+                           in->shown, strerror(errno));
     }
     struct stat sb;
     if (fstat(in->fd, &sb) != 0)

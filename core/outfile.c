@@ -1,17 +1,17 @@
 /*
  * outfile.c - opening, replacing or writing in place the file named by -o (see
  * outfile.h for the rules; the opening follows coreutils' sort: check_output
- * opens the target with O_CREAT and no O_TRUNC before reading). An output
- * written in place is spooled whole and copied into the target at the commit,
- * its space reserved there first, where sort truncates the target when its
- * output starts.
+ * opens the target with O_CREAT and no O_TRUNC before reading). A regular
+ * target is closed once planned and opened again only to be written in place
+ * or, by O_PATH, to outlive its replacement's rename. An output written in place
+ * is spooled whole and copied into the target at the commit, its space reserved
+ * there first, where sort truncates the target when its output starts.
  */
 #define _GNU_SOURCE
 #include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,56 +21,6 @@
 
 #include "cleanup.h"
 #include "util.h"
-
-enum { MAX_LINKS = 40 }; /* as the kernel's limit on links followed in a path */
-
-/* The folder part of path: "." when it has none. malloc'd, or NULL. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-/* Follows the symbolic links of name's last component as open does, a dangling
- * last link included, without touching the folders on the way (they stay as
- * named: renaming within them works the same). *via_proc is set when a step is
- * under /proc (/dev/stdout, /dev/fd/N: the name of an open descriptor). Returns
- * a malloc'd path, or NULL with errno set (ELOOP, ENOMEM, or readlink's error). */
-static char *follow_links(const char *name, int *via_proc)
-{
-    char *p = strdup(name);
-    *via_proc = 0;
-    for (int hops = 0; p; hops++) {
-        struct stat sb;
-        *via_proc |= strncmp(p, "/proc/", 6) == 0;
-        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
-            return p;
-        char target[PATH_MAX];
-        ssize_t n = hops < MAX_LINKS ? readlink(p, target, sizeof target - 1) : -1;
-        if (n < 0) {
-            int err = hops < MAX_LINKS ? errno : ELOOP;
-            free(p);
-            errno = err;
-            return NULL;
-        }
-        target[n] = '\0';
-        char *next = NULL, *dir = NULL;
-        if (target[0] == '/' || !strchr(p, '/')) /* absolute, or p is in "." */
-            next = strdup(target);
-        else if ((dir = dir_of(p)) && asprintf(&next, "%s/%s", dir, target) < 0)
-            next = NULL;
-        free(dir);
-        free(p);
-        p = next;
-        if (!p)
-            errno = ENOMEM;
-    }
-    return NULL;
-}
 
 static void set_id(gm_outfile *of, const struct stat *sb)
 {
@@ -104,6 +54,9 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st)
     gm_quote(name, of->shown, sizeof of->shown);
     memcpy(of->written, of->shown, sizeof of->written);
     of->fd = -1;
+    of->name = strdup(name);
+    if (!of->name)
+        return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
 
     /* sort's check_output: the kernel decides what we may write, with its own
      * error, and follows links (refusing those it protects). */
@@ -140,7 +93,7 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
     }
 
     int via_proc;
-    of->path = follow_links(name, &via_proc);
+    of->path = gm_follow_links(name, &via_proc);
     if (!of->path && errno == ENOMEM) {
         gm_outfile_abort(of);
         return gm_fail(st, GM_ENOMEM, "out of memory opening %s", of->shown);
@@ -166,7 +119,32 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
         in_place(of, "it has other hard links");
     else
         of->kind = GM_OUTFILE_REPLACE;
+    /* Known by its device and inode now: closed until the commit. */
+    of->uid = sb.st_uid;
+    of->gid = sb.st_gid;
+    of->mode = sb.st_mode;
+    close(of->target_fd);
+    of->target_fd = -1;
     return GM_OK;
+}
+
+/* Opens the regular target again for writing, by the name it was planned by
+ * (which leads to it however -o named it). Returns 0, an errno value, or -1
+ * where the name now leads to another file. */
+static int reopen_target(gm_outfile *of)
+{
+    if (of->target_fd >= 0)
+        return 0;
+    int fd = open(of->name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return errno;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_dev != of->dev || sb.st_ino != of->ino) {
+        close(fd);
+        return -1;
+    }
+    of->target_fd = fd;
+    return 0;
 }
 
 /* The temporary file of a replacement, in the target's folder with the target's
@@ -174,12 +152,7 @@ static int plan_open(gm_outfile *of, const char *name, int existed, gm_status *s
  * Returns GM_OK or GM_ENOMEM. */
 static int open_replacement(gm_outfile *of, uint64_t expect_bytes)
 {
-    struct stat sb;
-    if (fstat(of->target_fd, &sb) != 0) {
-        in_place(of, "it cannot be examined");
-        return GM_OK;
-    }
-    char *dir = dir_of(of->path);
+    char *dir = gm_dir_of(of->path);
     if (!dir)
         return GM_ENOMEM;
     struct statvfs vfs;
@@ -202,11 +175,11 @@ static int open_replacement(gm_outfile *of, uint64_t expect_bytes)
     /* Owner first: changing it may clear the set-user and set-group bits. */
     struct stat tb;
     int ok = fstat(fd, &tb) == 0 &&
-             ((tb.st_uid == sb.st_uid && tb.st_gid == sb.st_gid) ||
-              fchown(fd, sb.st_uid, sb.st_gid) == 0) &&
-             fchmod(fd, sb.st_mode & 07777) == 0 && fstat(fd, &tb) == 0 &&
-             tb.st_uid == sb.st_uid && tb.st_gid == sb.st_gid &&
-             (tb.st_mode & 07777) == (sb.st_mode & 07777);
+             ((tb.st_uid == of->uid && tb.st_gid == of->gid) ||
+              fchown(fd, of->uid, of->gid) == 0) &&
+             fchmod(fd, of->mode & 07777) == 0 && fstat(fd, &tb) == 0 &&
+             tb.st_uid == of->uid && tb.st_gid == of->gid &&
+             (tb.st_mode & 07777) == (of->mode & 07777);
     if (!ok) {
         close(fd);
         gm_temp_remove(of->tmp);
@@ -234,6 +207,21 @@ int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, const char *tmpdir,
     }
     gm_quote(of->tmp, of->written, sizeof of->written);
     return GM_OK;
+}
+
+void gm_outfile_open_late(gm_outfile *of, uint64_t expect_bytes, const char *tmpdir)
+{
+    of->pending = of->kind == GM_OUTFILE_REPLACE || of->kind == GM_OUTFILE_IN_PLACE;
+    of->expect_bytes = expect_bytes;
+    of->tmpdir = tmpdir;
+}
+
+int gm_outfile_ready(gm_outfile *of, gm_status *st)
+{
+    if (!of->pending)
+        return GM_OK;
+    of->pending = 0;
+    return gm_outfile_open(of, of->expect_bytes, of->tmpdir, st);
 }
 
 int gm_outfile_is_input(const gm_outfile *of, int fd)
@@ -314,7 +302,10 @@ static int copy_into_target(gm_outfile *of, int in)
     struct stat sb;
     if (fstat(in, &sb) != 0)
         return errno;
-    int err = reserve_target(of->target_fd, sb.st_size);
+    int err = reopen_target(of);
+    if (err)
+        return err;
+    err = reserve_target(of->target_fd, sb.st_size);
     if (!err)
         err = copy_bytes(in, of->target_fd, sb.st_size);
     if (!err && ftruncate(of->target_fd, sb.st_size) != 0)
@@ -341,15 +332,22 @@ static int commit_replacement(gm_outfile *of)
     of->fd = -1;
     if (close(fd) != 0)
         return errno;
+    /* The old file's last reference, held across the rename where a descriptor
+     * is free: its pages are freed as we finish, not in rename(2). */
+    of->target_fd = open(of->path, O_PATH | O_CLOEXEC);
     if (rename(of->tmp, of->path) == 0) {
         gm_temp_forget(of->tmp);
         free(of->tmp);
         of->tmp = NULL;
         /* the old file's last reference: its pages are freed as we finish */
-        gm_close_later(of->target_fd);
+        if (of->target_fd >= 0)
+            gm_close_later(of->target_fd);
         of->target_fd = -1;
         return 0;
     }
+    if (of->target_fd >= 0)
+        close(of->target_fd); /* an O_PATH one: reopen_target opens it to write */
+    of->target_fd = -1;
     int in = open(of->tmp, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return errno;
@@ -362,7 +360,11 @@ static int commit_replacement(gm_outfile *of)
 
 int gm_outfile_commit(gm_outfile *of, gm_status *st)
 {
-    int err = 0;
+    int err = gm_outfile_ready(of, st);
+    if (err) {
+        gm_outfile_abort(of);
+        return err;
+    }
     if (of->kind == GM_OUTFILE_REPLACE) {
         err = commit_replacement(of);
     } else if (of->kind == GM_OUTFILE_IN_PLACE) {
@@ -378,6 +380,11 @@ int gm_outfile_commit(gm_outfile *of, gm_status *st)
     }
     if (err) {
         gm_outfile_abort(of);
+        if (err < 0)
+            return gm_fail(st, GM_EIO, "open failed: %s: file replaced during the run",
+                           of->shown);
+        if (err == EMFILE || err == ENFILE)
+            return gm_fail(st, GM_EIO, "open failed: %s: %s", of->shown, strerror(err));
         return gm_fail(st, GM_EIO, "write failed: %s: %s", of->shown, strerror(err));
     }
     if (of->created)
@@ -385,6 +392,8 @@ int gm_outfile_commit(gm_outfile *of, gm_status *st)
     of->created = 0;
     free(of->path);
     of->path = NULL;
+    free(of->name);
+    of->name = NULL;
     return GM_OK;
 }
 
@@ -406,6 +415,9 @@ void gm_outfile_abort(gm_outfile *of)
         close(of->target_fd);
     of->target_fd = -1;
     of->fd = -1;
+    of->pending = 0;
     free(of->path);
     of->path = NULL;
+    free(of->name);
+    of->name = NULL;
 }

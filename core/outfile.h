@@ -9,7 +9,11 @@
  * write is refused with open's own error ("open failed: FILE: Permission
  * denied"), symbolic links are followed (a dangling one too: the file is created
  * where it points), and the kernel's protection of links in shared folders
- * applies. Nothing is truncated.
+ * applies. Nothing is truncated. A regular target is closed again once it is
+ * known (its device, inode, owner, group and mode kept), so that it takes no
+ * descriptor while the inputs are merged: sort keeps its output on standard
+ * output's descriptor, and a merge's passes have every other one. Only a target
+ * that is not a regular file stays open, as the file written.
  *
  * A regular target is then replaced where that is safe: the output goes to a
  * temporary file ".gpumerge-XXXXXX" in the target's real folder (links
@@ -32,7 +36,9 @@
  * input has been read, checked and merged, writes the target, so an error of the
  * run (a bad line in the last input, a disorder, a full spool) leaves it as it
  * was, and an input that is the target is read before any of its bytes changes.
- * The commit reserves the output's length in the target before writing it
+ * The commit opens the target again by its name (refusing another file found
+ * there: "open failed: FILE: file replaced during the run") and reserves the
+ * output's length in it before writing it
  * (fallocate keeping the size; else a look at the free space): an output that
  * does not fit is "write failed: FILE: No space left on device" with the target
  * unchanged. A target that is not a regular file (a terminal, /dev/null, a fifo)
@@ -63,7 +69,13 @@ typedef struct gm_outfile {
     gm_outfile_kind kind;
     int fd;               /* where the output is written: the replacement, the spool,
                            * or the target (standard output, a stream) */
-    int target_fd;        /* the target, open for writing; -1 without -o */
+    int target_fd;        /* the target, open for writing: a stream's (fd), or a
+                           * regular target's while planned and committed; else -1 */
+    char *name;           /* -o's name as given: an output written in place opens it
+                           * again at the commit */
+    uid_t uid;            /* a regular target's owner, group and mode, for the */
+    gid_t gid;            /* replacement */
+    mode_t mode;
     int have_id;          /* dev and ino name the target (or standard output) */
     dev_t dev;
     ino_t ino;
@@ -71,6 +83,9 @@ typedef struct gm_outfile {
     char *tmp;            /* the temporary file: the replacement or the spool */
     int created;          /* the target did not exist: we created it */
     const char *why;      /* GM_OUTFILE_IN_PLACE: why not replaced (for -v) */
+    int pending;          /* the replacement or the spool is still to be created */
+    uint64_t expect_bytes;/* gm_outfile_open's arguments, kept while pending */
+    const char *tmpdir;
 } gm_outfile;
 
 /* Opens the target (standard output when name is NULL) as described above and
@@ -86,15 +101,27 @@ int gm_outfile_plan(gm_outfile *of, const char *name, gm_status *st);
 int gm_outfile_open(gm_outfile *of, uint64_t expect_bytes, const char *tmpdir,
                     gm_status *st);
 
+/* Puts gm_outfile_open off: of->pending is set (for a replacement or an output
+ * written in place; nothing is pending for the others) until gm_outfile_ready
+ * opens it, when the first byte is due, or the commit does. tmpdir must outlive
+ * of. */
+void gm_outfile_open_late(gm_outfile *of, uint64_t expect_bytes, const char *tmpdir);
+
+/* gm_outfile_open with the arguments of gm_outfile_open_late where it is
+ * pending; GM_OK at once where it is not. Returns as gm_outfile_open. */
+int gm_outfile_ready(gm_outfile *of, gm_status *st);
+
 /* Whether the open file fd is the output's file itself (same device and inode),
  * as when -o names an input. Standard output counts when it is a regular file. */
 int gm_outfile_is_input(const gm_outfile *of, int fd);
 
-/* Finishes the output: closes it, and renames the replacement over the target,
- * or copies the spool into it (an empty output empties the target). Returns GM_OK
- * or GM_EIO ("write failed: FILE: REASON", FILE the target; for an output that
- * does not fit, the target unchanged); after a failure the temporary file is
- * gone. */
+/* Finishes the output: creates it where it is still pending (an output with no
+ * line), closes it, and renames the replacement over the target, or copies the
+ * spool into it (an empty output empties the target). Returns GM_OK, GM_EIO
+ * ("write failed: FILE: REASON", FILE the target; for an output that does not
+ * fit, the target unchanged; "open failed: FILE: REASON" where it cannot be
+ * opened again) or an error of gm_outfile_ready; after a failure the temporary
+ * file is gone. */
 int gm_outfile_commit(gm_outfile *of, gm_status *st);
 
 /* Abandons the output: removes the temporary file, and the target when this run

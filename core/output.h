@@ -30,11 +30,14 @@ typedef struct gm_output {
 /* Prepares the output (gm_outfile_plan, then gm_outfile_open): standard output
  * when path is NULL, else path's file opened for writing before any input is read.
  * expect_bytes bounds the output's size (0: unknown); an output written in place
- * is spooled in tmpdir (NULL: $TMPDIR, else /tmp). Returns GM_OK, GM_EIO ("open
- * failed: FILE: REASON", or "cannot create a temporary file in DIR: REASON") or
- * GM_ENOMEM. */
+ * is spooled in tmpdir (NULL: $TMPDIR, else /tmp; it must outlive out). With
+ * late set, the replacement or the spool is created only when the writer's
+ * first byte is due, or at the commit (gm_outfile_open_late): out->fd is then -1
+ * and the writer's fd is set then, so that a merge's passes before it have that
+ * descriptor. Returns GM_OK, GM_EIO ("open failed: FILE: REASON", or "cannot
+ * create a temporary file in DIR: REASON") or GM_ENOMEM. */
 int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
-                         const char *tmpdir, gm_status *st);
+                         const char *tmpdir, int late, gm_status *st);
 
 /* gm_output_open_sized with the size unknown and the default temporary folder. */
 int gm_output_open(gm_output *out, const char *path, gm_status *st);
@@ -109,8 +112,14 @@ typedef void (*gm_fill_fn)(void *ctx, int piece, char *dst);
 int gm_writer_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at,
                          gm_fill_fn fill, void *ctx, gm_status *st);
 
+/* Creates the output's file where its opening was put off (gm_output_open_sized
+ * with late), and takes its descriptor; the writing calls it before its first
+ * byte. Returns GM_OK, or gm_outfile_open's error. */
+int gm_writer_ready(gm_writer *w, gm_status *st);
+
 /* Whether the writer's output goes through its mapping (choosing the way of
- * writing when the first byte is due). */
+ * writing when the first byte is due; 0 while its file is still to be created:
+ * gm_writer_ready first). */
 int gm_writer_mapped(gm_writer *w);
 
 /* Reserves the space of the next bytes of output ahead of what will fill it,

@@ -1,7 +1,8 @@
 /*
  * plan.c - the run's numbers (plan.h): the budget as coreutils' default_sort_size,
  * the threads its share pays for, the fan-in as sort's NMERGE within the
- * descriptors free, and the budget's splits among chunks, rounds, blocks and the
+ * descriptors free (those a pass writes to counted, as sort counts them), and
+ * when -o's file is created; the budget's splits among chunks, rounds, blocks and the
  * writer; then -v's plan (report.h's shape).
  */
 #define _GNU_SOURCE
@@ -9,6 +10,7 @@
 
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cuda/gpu.h"
@@ -24,9 +26,9 @@ enum {
     MAX_BLOCK = 4 << 20,           /* a text block, per MERGE_CORES threads */
     MIN_BLOCK = 4 << 10,
     MIN_BUDGET = 64 << 10,
-    FD_SPARE = 4,                  /* descriptors kept free of inputs and runs: the
-                                    * output's two, a run being written, and one for
-                                    * a moment (an input's spooled copy) */
+    FD_WRITTEN = 1,                /* what a pass writes: a run, or the output */
+    FD_CHILD = 2,                  /* a --compress-program child's pipe: its ends
+                                    * and the run's file, for a moment */
     READ_AHEAD_THREADS = 4,        /* merge inputs read ahead from this many threads */
     THREAD_SHARE = 8,              /* the threads' stacks take at most 1/this of the
                                     * budget, and the writer's buffers as much */
@@ -90,12 +92,36 @@ int64_t gm_sort_chunk_keys(size_t budget, gm_width width)
     return k > 0 ? k : 1;
 }
 
+/* The descriptors free for a pass's inputs and runs (returned), of room free
+ * now: beside them, what the pass writes (a run, or the output; standard output
+ * has its own), a compressing child's pipe for a moment, and the output's
+ * descriptor where it is held from the start: a stream named by -o (a terminal,
+ * a fifo), or a regular -o file's replacement or spool where descriptors are
+ * plenty (created before the inputs are read, its space reserved ahead of the
+ * writing). Where they are short (fewer than wanted, sort's NMERGE, would stay),
+ * *late is set: the regular file's is created when its first byte is due, as
+ * sort opens its output for the last pass, so the passes before have it. */
+static int plan_fds(const gm_config *cfg, int room, int wanted, int *late)
+{
+    int spare = FD_WRITTEN + (cfg->compress_program ? FD_CHILD : 0);
+    struct stat sb;
+    int regular = 0, stream = 0;
+    if (cfg->output) {
+        regular = stat(cfg->output, &sb) != 0 || S_ISREG(sb.st_mode); /* or made */
+        stream = !regular;
+    }
+    *late = regular && room - spare - 1 < wanted;
+    return room - spare - (stream || (regular && !*late));
+}
+
 /* The records path's numbers: the threads asked for, the fan-in within the
  * descriptors free and the records merge's limit. */
 static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
 {
     p->records.threads = cores;
-    p->records.fds = room - FD_SPARE;
+    int late;
+    p->records.fds = plan_fds(cfg, room, cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN,
+                              &late);
     /* auto may start CUDA in the middle of a sort (recchunk.c); --device=gpu has
      * started it before the plan */
     if (p->op == GM_OP_SORT && cfg->device == GM_DEVICE_AUTO && gm_gpu_driver_loaded() &&
@@ -125,7 +151,7 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames)
      * every other input and run is closed until its pass. */
     int room = gm_fd_room();
     p->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    p->fds = room - FD_SPARE;
+    p->fds = plan_fds(cfg, room, p->fan_in, &p->output_late);
     if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && p->fds >= GM_GPU_START_FDS + 2)
         p->fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
     if (p->fan_in > p->fds)

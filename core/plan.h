@@ -8,7 +8,9 @@
  * threads, budget and fan-in. -v prints it first (gm_plan_say).
  *
  * The budget is GNU sort's default_sort_size (coreutils sort.c) unless -S sets
- * it; the fan-in is sort's NMERGE (--batch-size), bounded by RLIMIT_NOFILE.
+ * it; the fan-in is sort's NMERGE (--batch-size), bounded by RLIMIT_NOFILE less
+ * what a pass writes to, so that a merge needs no more descriptors than sort's:
+ * under ulimit -n 6, two inputs and a run, or two and the output.
  */
 #ifndef GM_PLAN_H
 #define GM_PLAN_H
@@ -25,6 +27,8 @@ typedef struct gm_plan {
     int fan_in;             /* inputs or runs merged at once (--batch-size) */
     int fds;                /* descriptors for inputs and runs, less CUDA's start-up
                              * where it may start */
+    int output_late;        /* -o's replacement or spool is created when its first
+                             * byte is due (descriptors are short), not at the start */
     size_t merge_mem;       /* a merge round's buffers, every input's together */
     size_t merge_block;     /* the text block of a merged input */
     int64_t run_read_keys;  /* keys read from a run at a time */

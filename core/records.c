@@ -139,7 +139,8 @@ static int run_op(struct rec_run *r, const gm_plan *plan, gm_status *st)
     gm_writer w;
     gm_recsink sink;
     opening = gm_now();
-    rc = gm_output_open_sized(&out, r->cfg->output, bytes, r->cfg->tmpdir, st);
+    rc = gm_output_open_sized(&out, r->cfg->output, bytes, r->cfg->tmpdir, r->output_late,
+                              st);
     r->open_s += gm_now() - opening;
     if (rc)
         return rc;
@@ -193,6 +194,7 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, const gm_
      * every other input and run is closed until its pass. */
     r->fan_in = plan->records.fan_in;
     r->fds = plan->records.fds;
+    r->output_late = plan->output_late;
     r->names = names;
     r->nnames = nnames;
     r->ranges = cfg->ranges;

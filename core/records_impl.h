@@ -24,6 +24,7 @@ struct rec_run {
     size_t budget;
     int fan_in;
     int fds;                      /* descriptors for inputs and runs */
+    int output_late;              /* -o's file is created at its first byte (plan.h) */
     char *const *names;
     int nnames;
     const int64_t *ranges;        /* source i is [ranges[2 i], ranges[2 i + 1]) of its

@@ -361,6 +361,8 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
     struct gather *g = malloc(sizeof *g);
     unsigned char *keep = k->unique ? malloc(WINDOW) : NULL;
     int rc = g && (keep || !k->unique) ? GM_OK : gm_fail(st, GM_ENOMEM, "out of memory writing");
+    if (!rc && k->w && n > 0)
+        rc = gm_writer_ready(k->w, st);
     if (!rc && k->w && gm_writer_mapped(k->w)) {
         rc = put_all_mapped(k, g, keep, r, n, st);
         free(g);

@@ -105,6 +105,19 @@ static void close_for_now(struct rec_run *r, int i)
     r->open[i] = 0;
 }
 
+/* A stream held past the first pass takes the descriptor of the last regular
+ * input of that pass still open, closed now until its batch comes, so that
+ * opening the inputs after it finds one free. */
+static void give_way(struct rec_run *r, int keep)
+{
+    for (int i = keep - 1; i >= 0; i--) {
+        if (r->open[i] && r->srcs[i].fd > STDIN_FILENO && r->srcs[i].regular) {
+            close_for_now(r, i);
+            return;
+        }
+    }
+}
+
 /* Opens every input (a missing one ends the run before any output). *bytes: the
  * regular inputs' sizes, which bound the output. */
 int gm_records_open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
@@ -127,9 +140,10 @@ int gm_records_open_inputs(struct rec_run *r, uint64_t *bytes, gm_status *st)
         if (r->srcs[i].regular && !r->drained[i])
             *bytes += (uint64_t)r->srcs[i].left + 1;
         if (i >= keep && r->srcs[i].fd > STDIN_FILENO) {
-            if (!r->srcs[i].regular)
+            if (!r->srcs[i].regular) {
                 streams++;
-            else
+                give_way(r, keep < r->nnames ? keep : r->nnames);
+            } else
                 close_for_now(r, i);
         }
     }

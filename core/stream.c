@@ -55,7 +55,8 @@ static int open_output(struct stream *s, gm_output *out, gm_writer *w, int *have
                        gm_status *st)
 {
     uint64_t bytes = s->plan->regular_bytes;
-    int rc = gm_output_open_sized(out, s->cfg->output, bytes, s->cfg->tmpdir, st);
+    int rc = gm_output_open_sized(out, s->cfg->output, bytes, s->cfg->tmpdir,
+                                  s->plan->output_late, st);
     *have_out = !rc;
     gm_writer_init(w, out, s->cfg->unique, s->nthreads);
     w->mem = s->plan->writer_mem;

@@ -57,6 +57,19 @@ static int is_stream(int fd)
 }
 
 /* Bytes of in from its offset to its end, or -1 when it cannot seek. */
+/* A stream held past the first pass takes the descriptor of the last regular
+ * input of that pass still open, closed now until its batch comes, so that
+ * opening the inputs after it finds one free. */
+static void give_way(struct stream *s, int keep)
+{
+    for (int i = keep - 1; i >= 0; i--) {
+        if (s->open[i] && s->ins[i].fd > STDIN_FILENO && !is_stream(s->ins[i].fd)) {
+            gm_stream_input_close(s, i);
+            return;
+        }
+    }
+}
+
 static int64_t bytes_left(const gm_input *in)
 {
     int fd = in->fd;
@@ -105,9 +118,10 @@ int gm_stream_open_inputs(struct stream *s, gm_status *st)
         else if (!s->drained[i])
             total += size;
         if (i >= keep && s->ins[i].fd > STDIN_FILENO) {
-            if (is_stream(s->ins[i].fd))
+            if (is_stream(s->ins[i].fd)) {
                 streams++;
-            else
+                give_way(s, keep);
+            } else
                 gm_stream_input_close(s, i);
         }
     }

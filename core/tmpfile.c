@@ -85,6 +85,8 @@ int gm_tmpfile_end(gm_tmpfile *t, int64_t bytes, int rc, gm_status *st)
 int gm_tmpfile_reopen(gm_tmpfile *t, gm_status *st)
 {
     int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) /* sort's open_temp */
+        return gm_fail(st, GM_EIO, "open failed: %s: %s", t->shown, strerror(errno));
     if (fd < 0)
         return gm_fail(st, GM_EIO, "cannot read: %s: %s", t->shown, strerror(errno));
     struct stat sb;
@@ -93,8 +95,9 @@ int gm_tmpfile_reopen(gm_tmpfile *t, gm_status *st)
         rc = gm_fail(st, GM_EIO, "cannot read: %s: %s", t->shown, strerror(errno));
     else if (sb.st_dev != t->dev || sb.st_ino != t->ino || sb.st_size != t->bytes)
         rc = gm_fail(st, GM_EIO, "%s: file changed while reading", t->shown);
-    else if (t->prog)
-        rc = gm_compress_start(t->prog, 1, fd, &t->fd, &t->pid, st);
+    else if (t->prog && (rc = gm_compress_start(t->prog, 1, fd, &t->fd, &t->pid, st)) &&
+             (errno == EMFILE || errno == ENFILE)) /* sort's open_temp: no pipe */
+        rc = gm_fail(st, GM_EIO, "open failed: %s: %s", t->shown, strerror(errno));
     if (rc || t->prog)
         close(fd);
     else

@@ -1,13 +1,14 @@
 /*
- * util.c - the device's name, the clock, core count and message quoting shared by the
- * core modules (see util.h); the parallel-for's thread pool is in pool.c, the
- * status (gm_fail) in status.c.
+ * util.c - the device's name, the clock, core count, message quoting and the
+ * following of a path's links shared by the core modules (see util.h); the
+ * parallel-for's thread pool is in pool.c, the status (gm_fail) in status.c.
  */
 #define _GNU_SOURCE
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -324,4 +326,51 @@ int gm_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)put;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+enum { MAX_LINKS = 40 }; /* as the kernel's limit on links followed in a path */
+
+char *gm_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* One link at a time, by readlink, each relative one against its own folder. */
+char *gm_follow_links(const char *name, int *via_proc)
+{
+    char *p = strdup(name);
+    *via_proc = 0;
+    for (int hops = 0; p; hops++) {
+        struct stat sb;
+        *via_proc |= strncmp(p, "/proc/", 6) == 0;
+        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
+            return p;
+        char target[PATH_MAX];
+        ssize_t n = hops < MAX_LINKS ? readlink(p, target, sizeof target - 1) : -1;
+        if (n < 0) {
+            int err = hops < MAX_LINKS ? errno : ELOOP;
+            free(p);
+            errno = err;
+            return NULL;
+        }
+        target[n] = '\0';
+        char *next = NULL, *dir = NULL;
+        if (target[0] == '/' || !strchr(p, '/')) /* absolute, or p is in "." */
+            next = strdup(target);
+        else if ((dir = gm_dir_of(p)) && asprintf(&next, "%s/%s", dir, target) < 0)
+            next = NULL;
+        free(dir);
+        free(p);
+        p = next;
+        if (!p)
+            errno = ENOMEM;
+    }
+    return NULL;
 }

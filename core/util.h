@@ -63,6 +63,16 @@ const char *gm_quote(const char *name, char *buf, size_t size);
 enum { GM_SHOW_BYTES = 60 };
 const char *gm_show_text(const char *text, size_t len, char *buf, size_t size);
 
+/* The folder part of path: "." when it has none. malloc'd, or NULL. */
+char *gm_dir_of(const char *path);
+
+/* Follows the symbolic links of name's last component as open does, a dangling
+ * last link included, without touching the folders on the way (they stay as
+ * named: renaming within them works the same). *via_proc is set when a step is
+ * under /proc (/dev/stdout, /dev/fd/N: the name of an open descriptor). Returns
+ * a malloc'd path, or NULL with errno set (ELOOP, ENOMEM, or readlink's error). */
+char *gm_follow_links(const char *name, int *via_proc);
+
 /* Opens /dev/null on each of the standard descriptors 0, 1 and 2 that is closed
  * (for reading on 1 and 2, for writing on 0, so that using it fails), so that no
  * file we open later takes its number: "-o /dev/stdout" with standard output

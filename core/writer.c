@@ -149,10 +149,22 @@ static int queue_put(gm_writer *w, const gm_keys *keys)
     return err ? err : qerr;
 }
 
+int gm_writer_ready(gm_writer *w, gm_status *st)
+{
+    if (!w->file->pending)
+        return GM_OK;
+    int rc = gm_outfile_ready(w->file, st);
+    w->fd = w->file->fd;
+    return rc;
+}
+
 int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st)
 {
     if (keys->n == 0)
         return GM_OK;
+    int rc = gm_writer_ready(w, st);
+    if (rc)
+        return rc;
     gm_mapwrite_begin(w);
     if (w->map) {
         int e = gm_mapwrite_put(w, keys);
@@ -173,8 +185,10 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 {
     if (len == 0)
         return GM_OK;
+    int err = gm_writer_ready(w, st);
+    if (err)
+        return err;
     gm_mapwrite_begin(w);
-    int err = 0;
     if (w->map) {
         err = gm_mapwrite_put_text(w, text, len);
         if (err == GM_MAP_UNSUPPORTED)
@@ -200,6 +214,8 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
 
 int gm_writer_mapped(gm_writer *w)
 {
+    if (w->file->pending)
+        return 0;
     gm_mapwrite_begin(w);
     return w->map;
 }
@@ -224,6 +240,9 @@ int gm_writer_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at
 {
     if (len == 0)
         return GM_OK;
+    int rc = gm_writer_ready(w, st);
+    if (rc)
+        return rc;
     if (gm_writer_mapped(w)) {
         int err = gm_mapwrite_put_pieces(w, len, npieces, at, fill, ctx);
         if (!err)
@@ -237,7 +256,7 @@ int gm_writer_put_pieces(gm_writer *w, size_t len, int npieces, const size_t *at
     if (!f.buf)
         return GM_ENOMEM;
     gm_parallel_for(w->nthreads, npieces, fill_buf_task, &f);
-    int rc = gm_writer_put_text(w, f.buf, len, st);
+    rc = gm_writer_put_text(w, f.buf, len, st);
     gm_buf_free(f.buf);
     return rc;
 }
@@ -272,11 +291,13 @@ int gm_output_write(gm_output *out, const gm_keys *keys, int unique, int nthread
 /* ------------------------------------------------------------------ -o */
 
 int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes,
-                         const char *tmpdir, gm_status *st)
+                         const char *tmpdir, int late, gm_status *st)
 {
     memset(out, 0, sizeof *out);
     int rc = gm_outfile_plan(&out->file, path, st);
-    if (!rc)
+    if (!rc && late)
+        gm_outfile_open_late(&out->file, expect_bytes, tmpdir);
+    else if (!rc)
         rc = gm_outfile_open(&out->file, expect_bytes, tmpdir, st);
     if (rc) {
         gm_outfile_abort(&out->file);
@@ -286,14 +307,14 @@ int gm_output_open_sized(gm_output *out, const char *path, uint64_t expect_bytes
     memcpy(out->shown, out->file.shown, sizeof out->shown);
     out->fd = out->file.fd;
     struct stat sb;
-    if (fstat(out->fd, &sb) == 0)
+    if (out->fd >= 0 && fstat(out->fd, &sb) == 0)
         gm_pipe_enlarge(out->fd, &sb); /* an output pipe */
     return GM_OK;
 }
 
 int gm_output_open(gm_output *out, const char *path, gm_status *st)
 {
-    return gm_output_open_sized(out, path, 0, NULL, st);
+    return gm_output_open_sized(out, path, 0, NULL, 0, st);
 }
 
 int gm_output_is_input(const gm_output *out, int input_fd)

@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include "helpers.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,6 +166,47 @@ cmd_result run_sh(const char *dir, const char *cmd)
     free(out);
     free(err);
     free(full);
+    free(tmp);
+    return r;
+}
+
+/* Runs argv (argv[0] "sort": LC_ALL=C sort from PATH, else the gpumerge under
+ * test) in dir with only the standard descriptors open and RLIMIT_NOFILE at
+ * nofile, standard input /dev/null; standard output and error captured. */
+cmd_result run_limited(const char *dir, int nofile, char **argv)
+{
+    char *tmp = scratch_dir(), *out = path_in(tmp, "out"), *err = path_in(tmp, "err");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), o = open(out, O_WRONLY | O_CREAT, 0600),
+            e = open(err, O_WRONLY | O_CREAT, 0600);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
+            chdir(dir) != 0)
+            _exit(127);
+        for (int fd = 3; fd < 4096; fd++) /* Criterion's and ours: none inherited */
+            close(fd);
+        struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(127);
+        if (strcmp(argv[0], "sort") == 0) {
+            setenv("LC_ALL", "C", 1);
+            execvp("sort", argv);
+        } else {
+            execv(gpumerge_path(), argv);
+        }
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cmd_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     NULL, 0, NULL, 0 };
+    r.out = read_file(out, &r.out_len);
+    r.err = read_file(err, &r.err_len);
+    unlink(out);
+    unlink(err);
+    rmdir(tmp);
+    free(out);
+    free(err);
     free(tmp);
     return r;
 }

@@ -58,6 +58,10 @@ typedef struct {
 
 /* Runs `sh -c cmd` in dir (NULL: current) with stdout and stderr captured. */
 cmd_result run_sh(const char *dir, const char *cmd);
+/* Runs argv (argv[0] "sort": LC_ALL=C sort from PATH, else the gpumerge under
+ * test) in dir with only the standard descriptors open and RLIMIT_NOFILE at
+ * nofile, standard input /dev/null; standard output and error captured. */
+cmd_result run_limited(const char *dir, int nofile, char **argv);
 void cmd_free(cmd_result *r);
 
 /* Path of the gpumerge binary under test ($GPUMERGE, else ./gpumerge). */

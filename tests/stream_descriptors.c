@@ -2,13 +2,17 @@
  * stream_descriptors.c - file descriptors: more inputs than open files, any
  * number of inputs and runs under ulimit -n 12 (against sort's output, "-" and a
  * pipe among the files), CUDA's start-up descriptors left free beside a merge's
- * fan-in, and a run that holds a descriptor only while it is read.
+ * fan-in, a run that holds a descriptor only while it is read, and merges under
+ * ulimit -n 6 (sort's least: the standard three, two inputs and a run or the
+ * output), -o's file and an input that is it among them, --compress-program's
+ * pipes failing there as sort's do.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/gm.h"
@@ -212,4 +216,193 @@ Test(stream, a_run_holds_a_descriptor_only_while_read)
     free(other);
     rm_rf(dir);
     free(dir);
+}
+
+/* ------------------------------------------------------------------ ulimit -n 6 */
+
+enum { SMALL_INPUTS = 200, NOFILE = 6 };
+
+/* Writes SMALL_INPUTS sorted files of a few lines each into dir: "k%03d" of
+ * "k:N" lines sorted by -t: -k2,2n, and "n%03d" of integers, overlapping. */
+static void small_inputs(const char *dir)
+{
+    for (int i = 0; i < SMALL_INPUTS; i++) {
+        char name[16], k[128] = "", n[128] = "";
+        for (int j = 0; j < 3; j++) {
+            snprintf(k + strlen(k), sizeof k - strlen(k), "k:%d\n", j * 1000 + i * 3);
+            snprintf(n + strlen(n), sizeof n - strlen(n), "%d\n", i + 7 * j);
+        }
+        snprintf(name, sizeof name, "k%03d", i);
+        char *path = path_in(dir, name);
+        write_text(path, k);
+        free(path);
+        snprintf(name, sizeof name, "n%03d", i);
+        path = path_in(dir, name);
+        write_text(path, n);
+        free(path);
+    }
+}
+
+/* argv of prog (NULL: gpumerge), the words of opts, then the inputs of the
+ * prefix ('k' or 'n'); malloc'd, words in words. */
+static char **small_argv(const char *prog, const char *opts, char prefix, char *words)
+{
+    char **argv = calloc(SMALL_INPUTS + 32, sizeof *argv);
+    int n = 0;
+    argv[n++] = (char *)(prog ? prog : "gpumerge");
+    strcpy(words, opts);
+    for (char *w = strtok(words, " "); w; w = strtok(NULL, " "))
+        argv[n++] = w;
+    for (int i = 0; i < SMALL_INPUTS; i++) {
+        char *name = words + 1024 + 8 * i;
+        snprintf(name, 8, "%c%03d", prefix, i);
+        argv[n++] = name;
+    }
+    return argv;
+}
+
+/* The merge of every input of prefix under opts, as LC_ALL=C sort writes it
+ * with no limit. */
+static char *sort_merged(const char *dir, const char *opts, char prefix, size_t *len)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "LC_ALL=C sort -m %s %c*", opts, prefix);
+    cmd_result r = run_sh(dir, cmd);
+    cr_assert_eq(r.status, 0, "sort: %s", r.err);
+    free(r.err);
+    *len = r.out_len;
+    return r.out;
+}
+
+/* Merges under ulimit -n 6 as sort does (it merges two at a time through
+ * temporary runs): the records path (-t: -k2,2n), the integer path (--strict)
+ * and the default's handing over to records, each to standard output, to -o's
+ * file, and to -o naming the first input; output against sort's, no temporary
+ * file left, and sort itself managing under the same limit. */
+Test(stream, merges_under_ulimit_6_as_sort_does, .timeout = 120)
+{
+    char *dir = scratch_dir(), *tmp = path_in(dir, "tmp");
+    mkdir(tmp, 0700);
+    small_inputs(dir);
+    const struct {
+        const char *opts, *sort_opts;
+        char prefix;
+    } paths[] = {
+        { "-m -t: -k2,2n -S 64K -T tmp", "-t: -k2,2n", 'k' },
+        { "-m -S 64K -T tmp", "-n", 'n' },
+        { "-m --strict -S 64K -T tmp", "-n", 'n' },
+    };
+    char *words = malloc(1024 + 8 * SMALL_INPUTS);
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        size_t want_len;
+        char *want = sort_merged(dir, paths[p].sort_opts, paths[p].prefix, &want_len);
+        char first[16], sort_opts[512];
+        snprintf(first, sizeof first, "%c000", paths[p].prefix);
+        char *first_path = path_in(dir, first), *keep = read_file(first_path, NULL);
+        for (int o = 0; o < 3; o++) {
+            char opts[256], target[16];
+            snprintf(target, sizeof target, o == 2 ? "%c000" : "out", paths[p].prefix);
+            snprintf(opts, sizeof opts, "%s%s%s", paths[p].opts, o ? " -o " : "", o ? target : "");
+            char **argv = small_argv(NULL, opts, paths[p].prefix, words);
+            cmd_result g = run_limited(dir, NOFILE, argv);
+            cr_assert_eq(g.status, 0, "%s: %s", opts, g.err);
+            size_t got_len = g.out_len;
+            char *got = g.out, *path = NULL;
+            if (o) {
+                free(g.out);
+                path = path_in(dir, target);
+                got = read_file(path, &got_len);
+            }
+            cr_assert(got_len == want_len && memcmp(got, want, want_len) == 0,
+                      "%s under ulimit -n %d: output differs from sort's", opts, NOFILE);
+            cr_assert_eq(entries(tmp), 0, "%s: temporary files left behind", opts);
+            if (o == 2) { /* the input again, and sort under the same limit */
+                write_text(first_path, keep);
+                snprintf(sort_opts, sizeof sort_opts, "%s %s -o %s", "-m -S 64K -T tmp",
+                         paths[p].sort_opts, first);
+                char **sargv = small_argv("sort", sort_opts, paths[p].prefix, words);
+                cmd_result s = run_limited(dir, NOFILE, sargv);
+                cr_assert_eq(s.status, 0, "sort %s: %s", sort_opts, s.err);
+                cmd_free(&s);
+                free(sargv);
+                write_text(first_path, keep);
+            }
+            free(got);
+            free(g.err);
+            free(path);
+            free(argv);
+        }
+        free(first_path);
+        free(keep);
+        free(want);
+    }
+    free(words);
+    rm_rf(dir);
+    free(dir);
+    free(tmp);
+}
+
+/* --compress-program's children take a pipe beside each run: under ulimit -n 6 a
+ * run cannot be read back through PROG -d, and the merge fails as sort's does
+ * ("open failed: RUN: Too many open files", exit 2) with -o's file as it was and
+ * no temporary file left; with two descriptors more it merges as sort does
+ * without a limit. */
+Test(stream, compressed_runs_under_ulimit_6_fail_as_sort_does, .timeout = 120)
+{
+    char *dir = scratch_dir(), *tmp = path_in(dir, "tmp"), *out = path_in(dir, "out");
+    mkdir(tmp, 0700);
+    small_inputs(dir);
+    const char *opts[] = { "-m -t: -k2,2n -S 64K -T tmp --compress-program=gzip -o out",
+                           "-m --strict -S 64K -T tmp --compress-program=gzip -o out" };
+    const char *sort_opts[] = { "-t: -k2,2n", "-n" };
+    char *words = malloc(1024 + 8 * SMALL_INPUTS);
+    for (int p = 0; p < 2; p++) {
+        char prefix = p ? 'n' : 'k';
+        write_text(out, "old\n");
+        char **argv = small_argv(NULL, opts[p], prefix, words);
+        cmd_result g = run_limited(dir, NOFILE, argv);
+        cr_assert_eq(g.status, 2, "%s: %s", opts[p], g.err);
+        cr_assert(strncmp(g.err, "gpumerge: open failed: tmp/gpumerge-run.", 40) == 0 &&
+                      strstr(g.err, ": Too many open files\n"),
+                  "%s: %s", opts[p], g.err);
+        char *kept = read_file(out, NULL);
+        cr_assert_str_eq(kept, "old\n", "%s: -o's file changed", opts[p]);
+        free(kept);
+        cr_assert_eq(entries(tmp), 0, "%s: temporary files left behind", opts[p]);
+        cmd_free(&g);
+        free(argv);
+
+        char sopts[256];
+        snprintf(sopts, sizeof sopts, "-m -S 64K -T tmp --compress-program=gzip %s -o out",
+                 sort_opts[p]);
+        argv = small_argv("sort", sopts, prefix, words);
+        cmd_result s = run_limited(dir, NOFILE, argv);
+        cr_assert_eq(s.status, 2, "sort %s: %s", sopts, s.err);
+        cr_assert(strncmp(s.err, "sort: open failed: ", 19) == 0 &&
+                      strstr(s.err, ": Too many open files\n"),
+                  "sort %s: %s", sopts, s.err);
+        cmd_free(&s);
+        free(argv);
+        rm_rf(tmp);
+        mkdir(tmp, 0700);
+
+        argv = small_argv(NULL, opts[p], prefix, words);
+        g = run_limited(dir, NOFILE + 2, argv);
+        cr_assert_eq(g.status, 0, "%s under ulimit -n %d: %s", opts[p], NOFILE + 2, g.err);
+        size_t want_len, got_len;
+        char *want = sort_merged(dir, sort_opts[p], prefix, &want_len);
+        char *got = read_file(out, &got_len);
+        cr_assert(got_len == want_len && memcmp(got, want, want_len) == 0,
+                  "%s under ulimit -n %d: output differs from sort's", opts[p], NOFILE + 2);
+        cr_assert_eq(entries(tmp), 0, "%s: temporary files left behind", opts[p]);
+        free(got);
+        free(want);
+        cmd_free(&g);
+        free(argv);
+    }
+    free(words);
+    rm_rf(dir);
+    free(dir);
+    free(tmp);
+    free(out);
 }

@@ -80,7 +80,8 @@ Test(plan, the_fan_in_is_the_batch_size_within_the_descriptors_free)
     c.batch_size = 0; /* sort's NMERGE */
     gm_plan_make(&p, GM_OP_MERGE, &c, 100);
     cr_assert_eq(p.fan_in, 16);
-    /* under ulimit -n the descriptors free bound it (the spare kept) */
+    /* under ulimit -n the descriptors free bound it, less the run or output a
+     * pass writes to */
     pid_t pid = fork();
     if (pid == 0) {
         struct rlimit rl = { 24, 24 };
@@ -88,9 +89,9 @@ Test(plan, the_fan_in_is_the_batch_size_within_the_descriptors_free)
         c.batch_size = 1000;
         gm_plan_make(&p, GM_OP_MERGE, &c, 100);
         int room = gm_fd_room();
-        _exit(p.fan_in < room && p.fan_in >= 2 && p.fds == room - 4 &&
-                      p.fan_in == (room - 4 > 2 ? room - 4 : 2) &&
-                      p.records.fan_in == p.fan_in
+        _exit(p.fan_in < room && p.fan_in >= 2 && p.fds == room - 1 &&
+                      p.fan_in == (room - 1 > 2 ? room - 1 : 2) &&
+                      p.records.fan_in == p.fan_in && !p.output_late
                   ? 0 : 1);
     }
     int status;
@@ -100,6 +101,58 @@ Test(plan, the_fan_in_is_the_batch_size_within_the_descriptors_free)
     c.batch_size = 1 << 20;
     gm_plan_make(&p, GM_OP_MERGE, &c, 100);
     cr_assert_leq(p.records.fan_in, 1024);
+}
+
+/* What a pass writes to beside its fan-in, as (descriptors free for inputs and
+ * runs, whether -o's file is created late) for -o's kinds under ulimit -n 24, the
+ * fan-in wanted 1000 (short) or 4 (plenty): a regular file takes its descriptor
+ * from the start where they are plenty, and only at the last pass (late) where
+ * they are short; a stream named by -o always; standard output none; a
+ * compressing child's pipe two. */
+Test(plan, a_pass_counts_what_it_writes_to)
+{
+    char *dir = scratch_dir(), *file = path_in(dir, "out");
+    const struct {
+        const char *output;
+        const char *compress;
+        int batch, less, late;
+    } cases[] = {
+        { NULL, NULL, 1000, 1, 0 },
+        { NULL, NULL, 4, 1, 0 },
+        { file, NULL, 1000, 1, 1 },
+        { file, NULL, 4, 2, 0 },
+        { "/dev/null", NULL, 1000, 2, 0 },
+        { "/dev/null", NULL, 4, 2, 0 },
+        { NULL, "gzip", 1000, 3, 0 },
+        { file, "gzip", 1000, 3, 1 },
+        { file, "gzip", 4, 4, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct rlimit rl = { 24, 24 };
+            setrlimit(RLIMIT_NOFILE, &rl);
+            gm_config c = config();
+            c.device = GM_DEVICE_CPU;
+            c.output = cases[i].output;
+            c.compress_program = cases[i].compress;
+            c.batch_size = cases[i].batch;
+            gm_plan p;
+            gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+            int room = gm_fd_room();
+            _exit(p.fds == room - cases[i].less && p.output_late == cases[i].late &&
+                          p.records.fds == p.fds
+                      ? 0 : 1);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "case %zu: -o %s, fan-in wanted %d", i,
+                  cases[i].output ? cases[i].output : "(none)", cases[i].batch);
+    }
+    rmdir(dir); /* the plan does not create -o's file */
+    free(file);
+    free(dir);
 }
 
 Test(plan, the_inputs_pipes_take_descriptors_from_every_pass)
