@@ -19,9 +19,11 @@
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
-#                        built), man pages, bash completion; the library (LIBDIR),
-#                        its header (INCLUDEDIR), gpumerge.pc (PKGCONFIGDIR); in a
-#                        CUDA build the CUDA engine the program loads (LIBDIR/gpumerge/)
+#                        built), man pages (gpumerge.1, gpumerge.3 and a man3 link
+#                        for each of the header's calls), bash completion; the
+#                        library (LIBDIR), its header (INCLUDEDIR), gpumerge.pc
+#                        (PKGCONFIGDIR); in a CUDA build the CUDA engine the program
+#                        and the shared library load (LIBDIR/gpumerge/)
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
