@@ -19,9 +19,11 @@
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
-#                        built), man pages, bash completion; the library (LIBDIR),
-#                        its header (INCLUDEDIR), gpumerge.pc (PKGCONFIGDIR); in a
-#                        CUDA build the CUDA engine the program loads (LIBDIR/gpumerge/)
+#                        built), man pages (gpumerge.1, gpumerge.3 and a man3 link
+#                        for each of the header's calls), bash completion; the
+#                        library (LIBDIR), its header (INCLUDEDIR), gpumerge.pc
+#                        (PKGCONFIGDIR); in a CUDA build the CUDA engine the program
+#                        and the shared library load (LIBDIR/gpumerge/)
 #   make install-strip PREFIX=/usr/local   the same with the binary stripped
 #   make uninstall PREFIX=/usr/local   removes them
 #   make dist            gpumerge-VERSION.tar.gz of the tracked files (git)
@@ -120,6 +122,10 @@ ifeq ($(NVCC),)
   PROG_GPU_OBJ = $(GPU_OBJ)
   PROG_LIBS =
   CUDA_LIB =
+  LIB_GPU_OBJ = $(GPU_OBJ)
+  LIB_SO_LIBS =
+  ARCHIVE_LIBS =
+  CUDART_A =
   BUILD_KIND = CPU-only ($(if $(NVCC_FOUND),NVCC is empty: $(NVCC_FOUND) not used,no nvcc found); the GPU engine says 'built without CUDA')
   ENGINE     = CPU only (built without nvcc)
 else
@@ -129,22 +135,39 @@ else
   PROG_GPU_OBJ = $(BUILD)/cuda/gpu_load.o
   PROG_LIBS = -ldl
   CUDA_LIB = $(dir $(PROG))gpumerge-cuda.so
+  LIB_GPU_OBJ = $(BUILD)/cuda/gpu_load_lib.o
+  LIB_SO_LIBS = -ldl
+  ARCHIVE_LIBS = -ldl -lrt -lstdc++
+  CUDART_A := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a) \
+               $(shell $(CC) -print-file-name=libcudart_static.a))
   BUILD_KIND = with CUDA ($(NVCC), sm_$(subst $() $(),/sm_,$(GPU_ARCHS)))
   ENGINE     = CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') \
                (sm_$(subst $() $(), sm_,$(GPU_ARCHS)), PTX compute_$(lastword $(GPU_ARCHS))) and CPU
 endif
 
 # libgpumerge: the core and the GPU engine (or its stub), as an archive and as a
-# shared library named by VERSION (soname libgpumerge.so.MAJOR). The shared one
-# carries the CUDA runtime (static) inside; gpumerge.pc's Libs.private names what a
-# static link adds.
+# shared library named by VERSION (soname libgpumerge.so.MAJOR). In a CUDA build
+# the shared one holds the program's loader (cuda/gpu_load.c, compiled to look
+# beside the library), which loads the engine, CUDA_LIB, from gpumerge/ beside it
+# only when a call uses the GPU (in the build tree LIB_ENGINE links to CUDA_LIB);
+# the archive holds the .cu objects and the toolkit's CUDA runtime
+# (libcudart_static.a, CUDART_A, which NVIDIA lets programs redistribute), so that
+# gpumerge.pc's Libs.private names only the system's libraries and no path outside
+# the prefix (PKG_CONFIG_SYSROOT_DIR then rewrites every path it gives).
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
-LIB_OBJ     = $(CORE_OBJ) $(GPU_OBJ)
+LIB_A_OBJ   = $(CORE_OBJ) $(GPU_OBJ)
+LIB_SO_OBJ  = $(CORE_OBJ) $(LIB_GPU_OBJ)
 LIB_A       = $(BUILD)/lib/libgpumerge.a
 LIB_SONAME  = libgpumerge.so.$(VERSION_MAJOR)
 LIB_SO      = $(BUILD)/lib/libgpumerge.so.$(VERSION)
 LIB_PC      = $(BUILD)/lib/gpumerge.pc
-LIBS_PRIVATE = $(strip $(GPU_LIBS) $(GM_LDLIBS))
+LIB_ENGINE  = $(if $(CUDA_LIB),$(BUILD)/lib/gpumerge/gpumerge-cuda.so)
+LIBS_PRIVATE = $(strip $(ARCHIVE_LIBS) $(GM_LDLIBS))
+# gpumerge.pc's directories, through ${prefix} where they lie under PREFIX.
+PC_DIR      = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# The header's calls: each has its man3 page, a link to gpumerge(3).
+LP         := (
+LIB_FUNCS  := $(shell sed -n 's/^[a-z].*[ *]\(gm_[a-z_]*\)$(LP).*/\1/p' include/gpumerge.h)
 AR         ?= ar
 
 # gpumerge-mpi: built when Open MPI's compiler wrapper is found.
@@ -165,7 +188,8 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 .PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
         install-strip uninstall dist distcheck clean criterion openmpi pkgconfig FORCE
 
-all: $(PROG) $(CUDA_LIB) $(MPI_PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/man/gpumerge.3
+all: $(PROG) $(CUDA_LIB) $(MPI_PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_ENGINE) \
+     $(LIB_PC) $(BUILD)/man/gpumerge.3
 ifeq ($(MPICC),)
 	@echo "gpumerge-mpi not built: no mpicc (make openmpi installs Open MPI)"
 endif
@@ -193,22 +217,36 @@ $(BUILD)/cuda/gpu_load.o: cuda/gpu_load.c
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -DGM_ENGINE_DIR='"$(LIBDIR)/gpumerge"' -c -o $@ $<
 
-$(LIB_A): $(LIB_OBJ)
+# The shared library's loader looks in gpumerge/ beside the library, then LIBDIR's.
+$(BUILD)/cuda/gpu_load_lib.o: cuda/gpu_load.c
+	@mkdir -p $(dir $@)
+	$(COMPILE.gm) -DGM_LOADER_IN_LIBRARY -DGM_ENGINE_DIR='"$(LIBDIR)/gpumerge"' -c -o $@ $<
+
+$(LIB_A): $(LIB_A_OBJ) $(CUDART_A)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(LIB_A_OBJ)
+ifneq ($(CUDART_A),)
+	rm -rf $(BUILD)/lib/cudart && mkdir -p $(BUILD)/lib/cudart
+	cd $(BUILD)/lib/cudart && $(AR) x $(abspath $(CUDART_A))
+	$(AR) rs $@ $(BUILD)/lib/cudart/*
+endif
 
-$(LIB_SO): $(LIB_OBJ) lib/gpumerge.map
+$(LIB_SO): $(LIB_SO_OBJ) lib/gpumerge.map
 	@mkdir -p $(dir $@)
 	$(LINK.gm) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/gpumerge.map \
-	  -o $@ $(LIB_OBJ) $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
+	  -o $@ $(LIB_SO_OBJ) $(LIB_SO_LIBS) $(GM_LDLIBS) $(LDLIBS)
 	@echo "built $@ (soname $(LIB_SONAME)) and $(LIB_A) $(BUILD_KIND)"
+
+$(LIB_ENGINE): | $(CUDA_LIB)
+	@mkdir -p $(dir $@)
+	ln -sf $(abspath $(CUDA_LIB)) $@
 
 # gpumerge.pc with this make's paths and libraries: rewritten when they change.
 $(LIB_PC): lib/gpumerge.pc.in VERSION FORCE
 	@mkdir -p $(dir $@)
-	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call PC_DIR,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(call PC_DIR,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
 	  -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' lib/gpumerge.pc.in >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; echo "wrote $@"; fi
 
@@ -306,27 +344,42 @@ pkgconfig:
 	  fi; \
 	fi
 
-# The library's suite (tests/test_lib.c) sees the library as its users do: made
+# The library's suite (tests/test_lib.c) sees the library as its users do: make
 # install puts it in LIB_ROOT (a PREFIX under the build), and the suite takes its
 # header and flags from pkg-config there; test_lib links it shared (found by an
-# rpath), test_lib_static the archive. The programs the suite builds against it use
-# this build's compiler and sanitizers (GM_TEST_CC).
+# rpath), test_lib_static the archive. A second install is staged as packagers
+# stage one: DESTDIR=LIB_STAGE with PREFIX=LIB_STAGE_PREFIX, which does not exist
+# outside it, for the cases under PKG_CONFIG_SYSROOT_DIR. The programs the suite
+# builds against them use this build's compiler and sanitizers (GM_TEST_CC);
+# GM_TEST_CUDA says whether this is a CUDA build.
 LIB_ROOT = $(abspath $(BUILD))/tests/libroot
+LIB_STAGE = $(abspath $(BUILD))/tests/libstage
+LIB_STAGE_PREFIX = /opt/gpumerge-staged
 LIB_PKG  = PKG_CONFIG_PATH=$(LIB_ROOT)/lib/pkgconfig pkg-config
-$(LIB_ROOT)/installed: $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $(LIB_A) $(LIB_SO) \
-                       include/gpumerge.h | pkgconfig
+LIB_INSTALLED = $(PROG) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3 $(LIB_A) $(LIB_SO) \
+                include/gpumerge.h
+$(LIB_ROOT)/installed: $(LIB_INSTALLED) | pkgconfig
 	rm -rf $(LIB_ROOT)
 	$(MAKE) --no-print-directory -s install DESTDIR= PREFIX=$(LIB_ROOT) BINDIR=$(LIB_ROOT)/bin \
 	  LIBDIR=$(LIB_ROOT)/lib INCLUDEDIR=$(LIB_ROOT)/include MANDIR=$(LIB_ROOT)/share/man \
 	  PKGCONFIGDIR=$(LIB_ROOT)/lib/pkgconfig LIB_PC=$(abspath $(BUILD))/tests/gpumerge.pc
 	touch $@
 
+$(LIB_STAGE)/installed: $(LIB_INSTALLED) | pkgconfig
+	rm -rf $(LIB_STAGE)
+	$(MAKE) --no-print-directory -s install DESTDIR=$(LIB_STAGE) PREFIX=$(LIB_STAGE_PREFIX) \
+	  BINDIR=$(LIB_STAGE_PREFIX)/bin LIBDIR=$(LIB_STAGE_PREFIX)/lib \
+	  INCLUDEDIR=$(LIB_STAGE_PREFIX)/include MANDIR=$(LIB_STAGE_PREFIX)/share/man \
+	  PKGCONFIGDIR=$(LIB_STAGE_PREFIX)/lib/pkgconfig LIB_PC=$(abspath $(BUILD))/tests/staged.pc
+	touch $@
+
 LIB_TEST_OBJ = $(patsubst tests/%.c,$(BUILD)/tests/%.o,tests/test_lib.c $(wildcard tests/lib_*.c))
 $(LIB_TEST_OBJ): $(BUILD)/tests/%.o: tests/%.c tests/helpers.h tests/lib_cases.h \
-                 $(LIB_ROOT)/installed | criterion
+                 $(LIB_ROOT)/installed $(LIB_STAGE)/installed | criterion
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -DGM_TEST_LIB_ROOT='"$(LIB_ROOT)"' -DGM_TEST_CC='"$(CC) $(SANFLAGS)"' \
-	  $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
+	  -DGM_TEST_LIB_STAGE='"$(LIB_STAGE)"' -DGM_TEST_LIB_STAGE_PREFIX='"$(LIB_STAGE_PREFIX)"' \
+	  -DGM_TEST_CUDA=$(if $(NVCC),1,0) $$($(LIB_PKG) --cflags gpumerge) -c -o $@ $<
 
 $(BUILD)/tests/test_lib: $(LIB_TEST_OBJ) $(BUILD)/tests/helpers.o
 	$(LINK.gm) -o $@ $^ -Wl,-rpath,$(LIB_ROOT)/lib $$($(LIB_PKG) --libs gpumerge) -lcriterion \
@@ -538,6 +591,8 @@ install: $(PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/m
 	$(INSTALL_DATA) include/gpumerge.h $(DESTDIR)$(INCLUDEDIR)/gpumerge.h
 	$(INSTALL_DATA) $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/gpumerge.pc
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.3 $(DESTDIR)$(MANDIR)/man3/gpumerge.3
+	@for f in $(LIB_FUNCS); do echo '.so man3/gpumerge.3' >$(DESTDIR)$(MANDIR)/man3/$$f.3 && \
+	  chmod 644 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; done
 
 # install with the programs stripped: the same rule, no second make (whose options,
 # -o among them, would not carry over)
@@ -551,7 +606,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libgpumerge.a $(DESTDIR)$(LIBDIR)/libgpumerge.so \
 	  $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgpumerge.so.$(VERSION) \
 	  $(DESTDIR)$(INCLUDEDIR)/gpumerge.h $(DESTDIR)$(PKGCONFIGDIR)/gpumerge.pc \
-	  $(DESTDIR)$(MANDIR)/man3/gpumerge.3
+	  $(DESTDIR)$(MANDIR)/man3/gpumerge.3 $(LIB_FUNCS:%=$(DESTDIR)$(MANDIR)/man3/%.3)
 	@rmdir $(DESTDIR)$(LIBDIR)/gpumerge 2>/dev/null || true
 
 # ---------------------------------------------------------------- dist

@@ -1,15 +1,18 @@
 /*
- * gpu_load.c - the GPU engine of the gpumerge program in a CUDA build: gpu.h's
- * calls, answered here while CUDA is not needed and handed to the engine itself
- * (the .cu objects and the CUDA runtime, built as gpumerge-cuda.so) once it is.
+ * gpu_load.c - the GPU engine of the gpumerge program and of libgpumerge.so in a
+ * CUDA build: gpu.h's calls, answered here while CUDA is not needed and handed to
+ * the engine itself (the .cu objects and the CUDA runtime, built as
+ * gpumerge-cuda.so) once it is.
  *
  * A process that never uses the GPU (a small input, --device=cpu, auto on a
  * machine without a driver) never loads the engine: it pays none of the runtime's
  * relocations, constructors (every kernel's registration) and C++ library, and
- * starts as a CPU-only build does. The engine is looked for beside the program
- * (the build tree), in ../lib/gpumerge/ relative to the program's own path (an
- * installed tree, moved or not), then in LIBDIR/gpumerge as installed; without it
- * the GPU is not usable, and the probe says why.
+ * starts as a CPU-only build does. The program looks for the engine beside itself
+ * (the build tree), in ../lib/gpumerge/ relative to its own path (an installed
+ * tree, moved or not), then in LIBDIR/gpumerge as installed. The shared library
+ * (compiled with GM_LOADER_IN_LIBRARY) looks in gpumerge/ beside its own file, as
+ * dladdr names it (installed, staged or moved, and the build tree), then in
+ * LIBDIR/gpumerge. Without the engine the GPU is not usable, and the probe says why.
  * Loading is the dynamic loader's (dlopen), once a process.
  */
 #define _GNU_SOURCE
@@ -44,6 +47,9 @@ static struct {
     int (*sort_lines)(const gm_gpu_lines_job *, gm_gpu_lines_result *, gm_gpu_times *,
                       gm_status *);
     int (*lines_fit)(const gm_keyspec *, uint64_t, uint64_t, gm_status *);
+    int (*sort_device)(void *, int64_t, gm_width, int, int, int64_t *, void *, gm_status *);
+    int (*merge_device)(const void *const *, const int64_t *, int, gm_width, void *, int, int,
+                        int64_t *, void *, gm_status *);
 } engine;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -68,27 +74,65 @@ static void *need(void *lib, const char *name)
     return f;
 }
 
-static void try_load(void)
+#ifdef GM_LOADER_IN_LIBRARY
+/* The directory of the shared library holding this code (dladdr's file name,
+ * which is the path the loader opened it by); 0 when it is unknown. */
+static int own_dir(char *dir, size_t size)
 {
-    char self[PATH_MAX], path[PATH_MAX + 64];
+    Dl_info info;
+    if (!dladdr((void *)&own_dir, &info) || !info.dli_fname ||
+        !strchr(info.dli_fname, '/') || strlen(info.dli_fname) >= size)
+        return 0;
+    strcpy(dir, info.dli_fname);
+    *strrchr(dir, '/') = '\0';
+    return 1;
+}
+
+/* The engine's path: gpumerge/ beside the library, then GM_ENGINE_DIR; 0 (and
+ * why_not) when it is in neither. */
+static int find_engine(char *path, size_t size)
+{
+    char self[PATH_MAX];
+    int known = own_dir(self, sizeof self);
+    if ((known && engine_at(self, "gpumerge/", path, size)) ||
+        engine_at(GM_ENGINE_DIR, "", path, size))
+        return 1;
+    snprintf(why_not, sizeof why_not, "no usable CUDA device: the CUDA engine (%s) is "
+             "neither in gpumerge/ beside libgpumerge.so (%.200s) nor in %.200s", ENGINE_NAME,
+             known ? self : "its path is unknown", GM_ENGINE_DIR);
+    return 0;
+}
+#else
+/* The engine's path: beside the program, in ../lib/gpumerge/ from it, then
+ * GM_ENGINE_DIR; 0 (and why_not) when it is in none. */
+static int find_engine(char *path, size_t size)
+{
+    char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
         snprintf(why_not, sizeof why_not, "no usable CUDA device: the program's own path is "
                  "unknown, so %s is not found", ENGINE_NAME);
-        return;
+        return 0;
     }
     self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    if (!engine_at(self, "", path, sizeof path) &&
-        !engine_at(self, "../lib/gpumerge/", path, sizeof path) &&
-        !engine_at(GM_ENGINE_DIR, "", path, sizeof path)) {
-        snprintf(why_not, sizeof why_not, "no usable CUDA device: the CUDA engine (%s) is "
-                 "neither beside the program, nor in ../lib/gpumerge, nor in %s", ENGINE_NAME,
-                 GM_ENGINE_DIR);
+    if (engine_at(self, "", path, size) || engine_at(self, "../lib/gpumerge/", path, size) ||
+        engine_at(GM_ENGINE_DIR, "", path, size))
+        return 1;
+    snprintf(why_not, sizeof why_not, "no usable CUDA device: the CUDA engine (%s) is "
+             "neither beside the program, nor in ../lib/gpumerge, nor in %s", ENGINE_NAME,
+             GM_ENGINE_DIR);
+    return 0;
+}
+#endif
+
+static void try_load(void)
+{
+    char path[PATH_MAX + 64];
+    if (!find_engine(path, sizeof path))
         return;
-    }
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(why_not, sizeof why_not, "no usable CUDA device: cannot load the CUDA "
@@ -110,6 +154,8 @@ static void try_load(void)
     *(void **)&engine.sort_records = need(lib, "gm_gpu_sort_records");
     *(void **)&engine.sort_lines = need(lib, "gm_gpu_sort_lines");
     *(void **)&engine.lines_fit = need(lib, "gm_gpu_lines_fit");
+    *(void **)&engine.sort_device = need(lib, "gm_gpu_sort_device");
+    *(void **)&engine.merge_device = need(lib, "gm_gpu_merge_device");
     if (why_not[0])
         return;
     engine.select(chosen);
@@ -250,4 +296,21 @@ int gm_gpu_sort_lines(const gm_gpu_lines_job *job, gm_gpu_lines_result *res,
 int gm_gpu_lines_fit(const gm_keyspec *ks, uint64_t bytes, uint64_t lines, gm_status *st)
 {
     return ready() ? engine.lines_fit(ks, bytes, lines, st) : not_loaded(st);
+}
+
+int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int reverse, int unique,
+                       int64_t *n_out, void *stream, gm_status *st)
+{
+    if (!ready())
+        return not_loaded(st);
+    return engine.sort_device(keys, n, width, reverse, unique, n_out, stream, st);
+}
+
+int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, gm_width width,
+                        void *out, int reverse, int unique, int64_t *n_out, void *stream,
+                        gm_status *st)
+{
+    if (!ready())
+        return not_loaded(st);
+    return engine.merge_device(arrays, lens, k, width, out, reverse, unique, n_out, stream, st);
 }

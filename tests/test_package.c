@@ -244,7 +244,8 @@ Test(package, install_strip_and_uninstall, .timeout = 300)
                                   "usr/lib/libgpumerge.a", so, "usr/lib/libgpumerge.so.1",
                                   "usr/lib/libgpumerge.so", "usr/include/gpumerge.h",
                                   "usr/lib/pkgconfig/gpumerge.pc",
-                                  "usr/share/man/man3/gpumerge.3" };
+                                  "usr/share/man/man3/gpumerge.3",
+                                  "usr/share/man/man3/gm_sort.3" };
     size_t nfiles = sizeof files / sizeof files[0];
     char *bin = path_in(dest, files[0]);
     static const char *const targets[] = { "install", "install-strip" };
@@ -272,8 +273,10 @@ Test(package, install_strip_and_uninstall, .timeout = 300)
     cmd_free(&r);
     /* the library's pkg-config file names the install's paths */
     char *pc = path_in(dest, files[8]);
-    r = run("grep -x -e 'libdir=/usr/lib' -e 'includedir=/usr/include' '%s'%s%s", pc, "", "");
-    cr_expect_str_eq(r.out, "libdir=/usr/lib\nincludedir=/usr/include\n", "%s", pc);
+    r = run("export PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=\"$(dirname '%s')\"; "
+            "for v in prefix libdir includedir; do pkg-config --variable=$v gpumerge; done%s%s",
+            pc, "", "");
+    cr_expect_str_eq(r.out, "/usr\n/usr/lib\n/usr/include\n", "%s: %s", pc, r.err);
     cmd_free(&r);
     free(pc);
     r = run(MAKE " -s -C '%s' NVCC= uninstall DESTDIR='%s' PREFIX=/usr && find '%s' ! -type d | wc -l",
