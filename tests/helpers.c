@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "helpers.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -80,6 +81,20 @@ static void remove_scratch(void)
         nftw(scratch[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "cannot read the folder %s\n", dir);
+        abort();
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
 char *scratch_dir(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -148,16 +163,11 @@ void write_keys(const char *path, const int64_t *keys, int64_t n)
         abort();
 }
 
-cmd_result run_sh(const char *dir, const char *cmd)
+/* The result of a child that ended with wait status st, its output and errors in
+ * files out and err of scratch folder tmp, which go (and their names are freed). */
+static cmd_result collected(int st, char *tmp, char *out, char *err)
 {
-    cmd_result r = { 0, NULL, 0, NULL, 0 };
-    char *tmp = scratch_dir();
-    char *out = path_in(tmp, "out"), *err = path_in(tmp, "err"), *full;
-    if (asprintf(&full, "%s%s%s(%s) >'%s' 2>'%s'", dir ? "cd '" : "", dir ? dir : "",
-                 dir ? "' && " : "", cmd, out, err) < 0)
-        abort();
-    int st = system(full);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    cmd_result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), NULL, 0, NULL, 0 };
     r.out = read_file(out, &r.out_len);
     r.err = read_file(err, &r.err_len);
     unlink(out);
@@ -165,9 +175,20 @@ cmd_result run_sh(const char *dir, const char *cmd)
     rmdir(tmp);
     free(out);
     free(err);
-    free(full);
     free(tmp);
     return r;
+}
+
+cmd_result run_sh(const char *dir, const char *cmd)
+{
+    char *tmp = scratch_dir();
+    char *out = path_in(tmp, "out"), *err = path_in(tmp, "err"), *full;
+    if (asprintf(&full, "%s%s%s(%s) >'%s' 2>'%s'", dir ? "cd '" : "", dir ? dir : "",
+                 dir ? "' && " : "", cmd, out, err) < 0)
+        abort();
+    int st = system(full);
+    free(full);
+    return collected(st, tmp, out, err);
 }
 
 /* Runs argv (argv[0] "sort": LC_ALL=C sort from PATH, else the gpumerge under
@@ -198,17 +219,7 @@ cmd_result run_limited(const char *dir, int nofile, char **argv)
     }
     int status;
     waitpid(pid, &status, 0);
-    cmd_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                     NULL, 0, NULL, 0 };
-    r.out = read_file(out, &r.out_len);
-    r.err = read_file(err, &r.err_len);
-    unlink(out);
-    unlink(err);
-    rmdir(tmp);
-    free(out);
-    free(err);
-    free(tmp);
-    return r;
+    return collected(status, tmp, out, err);
 }
 
 void cmd_free(cmd_result *r)

@@ -26,6 +26,8 @@ void ref_merge_i64(const int64_t *a, int64_t m, const int64_t *b, int64_t n, int
 /* A fresh scratch directory under $TMPDIR (or /tmp); returns its path, malloc'd.
  * The directory and everything in it are removed when the process exits. */
 char *scratch_dir(void);
+/* How many entries dir holds, but . and .. (aborts where dir cannot be read). */
+int entries(const char *dir);
 /* dir/name, malloc'd. */
 char *path_in(const char *dir, const char *name);
 /* Writes len bytes to path (truncating). */

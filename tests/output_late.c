@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,6 @@
 #include "../core/output.h"
 #include "../core/util.h"
 #include "helpers.h"
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    if (d)
-        closedir(d);
-    return n;
-}
 
 Test(output, a_regular_target_holds_no_descriptor_until_its_first_byte)
 {
@@ -45,19 +33,19 @@ Test(output, a_regular_target_holds_no_descriptor_until_its_first_byte)
     cr_assert_eq(gm_output_open_sized(&out, path, 0, NULL, 1, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(out.fd, -1);
     cr_assert_eq(gm_fd_room(), room, "a late output holds no descriptor");
-    cr_assert_eq(count_entries(dir), 1, "the replacement is made at the first byte");
+    cr_assert_eq(entries(dir), 1, "the replacement is made at the first byte");
     gm_writer w;
     gm_writer_init(&w, &out, 0, 1);
     int32_t k[3] = { 1, 2, 3 };
     gm_keys keys = { k, 3, GM_I32 };
     cr_assert_eq(gm_writer_put(&w, &keys, &st), GM_OK, "%s", st.msg);
     cr_assert_geq(w.fd, 0);
-    cr_assert_eq(count_entries(dir), 2, "the replacement sits beside the target");
+    cr_assert_eq(entries(dir), 2, "the replacement sits beside the target");
     cr_assert_eq(gm_writer_finish(&w, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(gm_output_commit(&out, &st), GM_OK, "%s", st.msg);
     char *text = read_file(path, NULL);
     cr_assert_str_eq(text, "1\n2\n3\n");
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(entries(dir), 1);
     gm_close_later_join(); /* the old file's last reference, closed on a thread */
     cr_assert_eq(gm_fd_room(), room);
     free(text);
@@ -83,7 +71,7 @@ Test(output, a_late_output_with_no_line_empties_the_target)
     cr_assert_eq(stat(path, &sb), 0);
     cr_assert_eq(sb.st_size, 0);
     cr_assert_eq(sb.st_mode & 07777, 0640, "the mode is kept");
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(entries(dir), 1);
     unlink(path);
     rmdir(dir);
     free(path);
@@ -119,7 +107,7 @@ Test(output, in_place_refuses_a_target_replaced_during_the_run)
     char *a = read_file(path, NULL), *b = read_file(other, NULL);
     cr_assert_str_eq(a, "new\n");
     cr_assert_str_eq(b, "old\n");
-    cr_assert_eq(count_entries(dir), 2, "the spool is gone");
+    cr_assert_eq(entries(dir), 2, "the spool is gone");
     cr_assert_eq(gm_fd_room(), room);
     free(a);
     free(b);

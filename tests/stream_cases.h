@@ -17,8 +17,10 @@ extern char said[8192];
 
 /* The CPU, -v (its lines in said), --strict. */
 gm_config config(void);
-/* How many entries dir holds, but . and ..; rm -rf dir. */
-int entries(const char *dir);
+/* Writes lines of numbers into fd (a child's input) until folder tmp holds runs
+ * entries or the reader goes, SIGPIPE ignored. */
+void feed_until_runs(int fd, const char *tmp, int runs);
+/* rm -rf dir (helpers.h counts its entries). */
 void rm_rf(const char *dir);
 /* The expected text of sorting v (n keys): order +1/-1, unique. Sorts v. */
 char *expected(int64_t *v, int64_t n, int order, int unique);

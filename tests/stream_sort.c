@@ -174,15 +174,7 @@ static void killed_while_spilling(int sig)
         _exit(gm_run(GM_OP_SORT, &c, NULL, 0, &st));
     }
     close(fds[0]);
-    signal(SIGPIPE, SIG_IGN);
-    char line[32];
-    int sent = 0;
-    for (int i = 0; i < 2000000 && entries(tmp) < 2; i++) {
-        int len = snprintf(line, sizeof line, "%d\n", (i * 7919) % 100003);
-        if (write(fds[1], line, (size_t)len) != len)
-            break;
-        sent++;
-    }
+    feed_until_runs(fds[1], tmp, 2);
     cr_assert_geq(entries(tmp), 2, "no runs were spilled");
     kill(pid, sig);
     int status;

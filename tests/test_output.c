@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,17 +119,6 @@ Test(output, both_widths_and_unique_across_blocks)
     free(want_u);
     rmdir(dir);
     free(dir);
-}
-
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
 }
 
 Test(output, abort_leaves_an_existing_file_untouched)
