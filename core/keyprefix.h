@@ -312,7 +312,8 @@ GM_HD unsigned char gm_kp_upper(unsigned char c)
 }
 GM_HD int gm_kp_alnum(unsigned char c)
 {
-    return gm_kp_digit(c) || (gm_kp_upper(c) >= 'A' && gm_kp_upper(c) <= 'Z');
+    unsigned char u = gm_kp_upper(c);
+    return gm_kp_digit(c) || (u >= 'A' && u <= 'Z');
 }
 GM_HD int gm_kp_skipped(const gm_keydef *k, unsigned char c)
 {

@@ -21,22 +21,19 @@
 
 typedef unsigned char uc;
 
-static int skipped(const gm_keydef *k, uc c) { return gm_kp_skipped(k, c); }
-static uc shown(const gm_keydef *k, uc c) { return gm_kp_shown_byte(k, c); }
-
 /* sort's CMP_WITH_IGNORE, or the folded bytes: the key's bytes as k shows them,
  * skipped ones passed over, then the one with bytes left is larger. */
 static int bytes_cmp(const gm_keydef *k, const uc *a, size_t la, const uc *b, size_t lb)
 {
     size_t i = 0, j = 0;
     for (;;) {
-        while (i < la && skipped(k, a[i]))
+        while (i < la && gm_kp_skipped(k, a[i]))
             i++;
-        while (j < lb && skipped(k, b[j]))
+        while (j < lb && gm_kp_skipped(k, b[j]))
             j++;
         if (i == la || j == lb)
             return (i < la) - (j < lb);
-        int d = (int)shown(k, a[i]) - (int)shown(k, b[j]);
+        int d = (int)gm_kp_shown_byte(k, a[i]) - (int)gm_kp_shown_byte(k, b[j]);
         if (d)
             return d;
         i++;
@@ -91,8 +88,8 @@ static const uc *shown_copy(const gm_keydef *k, const uc *s, size_t len, uc *buf
         return NULL;
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
-        if (!skipped(k, s[i]))
-            to[n++] = shown(k, s[i]);
+        if (!gm_kp_skipped(k, s[i]))
+            to[n++] = gm_kp_shown_byte(k, s[i]);
     *out = n;
     return to;
 }
