@@ -392,15 +392,20 @@ GM_HD int gm_kp_takes(const gm_keydef *k)
     }
 }
 
-/* Whether the one key is the whole line in byte order, in the last resort's
- * direction: then the key is the line's bytes, and lines tied on their prefix are
- * ordered by their next bytes whether or not the prefix is exact. */
-GM_HD int gm_kp_whole_bytes(const gm_keyspec *ks)
+/* Whether the one key is the whole line in byte order (-f, -d and -i too), in
+ * the last resort's direction. */
+GM_HD int gm_kp_whole_line(const gm_keyspec *ks)
 {
     const gm_keydef *k = &ks->keys[0];
-    return ks->nkeys == 1 && k->order == GM_ORDER_BYTES && !k->fold && !k->ignore &&
-           !k->skipsblanks && k->sword == 0 && k->schar == 0 && k->eword == SIZE_MAX &&
-           k->reverse == ks->reverse;
+    return ks->nkeys == 1 && k->order == GM_ORDER_BYTES && !k->skipsblanks && k->sword == 0 &&
+           k->schar == 0 && k->eword == SIZE_MAX && k->reverse == ks->reverse;
+}
+
+/* Whether the one key is the whole line's own bytes: then lines tied on their
+ * prefix are ordered by their next bytes whether or not the prefix is exact. */
+GM_HD int gm_kp_whole_bytes(const gm_keyspec *ks)
+{
+    return gm_kp_whole_line(ks) && !ks->keys[0].fold && !ks->keys[0].ignore;
 }
 
 /* keys.h's gm_line_prefix for a first key gm_kp_takes (the caller's check):

@@ -101,6 +101,11 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
     return op == GM_OP_SORT && !(ks->nkeys > 0 && !gm_kp_takes(&ks->keys[0]));
 }
 
+int gm_records_gpu_auto(const gm_keyspec *ks)
+{
+    return !(gm_kp_whole_line(ks) && !gm_kp_whole_bytes(ks));
+}
+
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device
  * memory, recdev.c); auto begins CUDA's start-up then, to overlap the read. Auto
  * takes the GPU from GM_RECORDS_RESIDENT_MIN_MIB of regular files, else from
@@ -115,7 +120,8 @@ static int gpu_wanted(const struct rec_run *r)
         regular &= r->drained[i] || r->srcs[i].regular;
     size_t least = regular ? (size_t)GM_RECORDS_RESIDENT_MIN_MIB << 20
                            : GM_RECORDS_GPU_MIN_BYTES;
-    if (cfg->device == GM_DEVICE_AUTO && (r->in_bytes < least || !gm_gpu_driver_loaded()))
+    if (cfg->device == GM_DEVICE_AUTO &&
+        (r->in_bytes < least || !gm_records_gpu_auto(r->ks) || !gm_gpu_driver_loaded()))
         return 0;
     gm_gpu_warm_start();
     return 1;

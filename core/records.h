@@ -38,8 +38,14 @@ enum { GM_RECORDS_GPU_MIN_MIB = 3072 };
 enum { GM_RECORDS_RESIDENT_MIN_MIB = 2048 };
 
 /* Whether the GPU may sort op's chunks in the order of ks: a sort whose first
- * key is not ordered by -g (its prefix needs strtold, which the device lacks). */
+ * key's prefix the device makes (keyprefix.h's gm_kp_takes). */
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
+
+/* Whether --device=auto gives such a sort to the GPU (from the sizes above): not
+ * where the key is the whole line folded or with bytes skipped, whose prefix ties
+ * (common among whole lines) the device cannot order by the line's bytes, so that
+ * they all come back to the host's comparison. */
+int gm_records_gpu_auto(const gm_keyspec *ks);
 
 /* For the tests only: a sort reads its inputs in blocks of about bytes (0: a
  * share of the budget), so that a chunk holds many blocks. */

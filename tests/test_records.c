@@ -223,6 +223,20 @@ void sorted_files(rng *r, const char *dir, const opts *o, int nfiles, int64_t li
 
 /* ---------------------------------------------------------------- golden */
 
+/* --device=auto leaves to the CPU a whole line folded or with bytes skipped, and
+ * gives the GPU the rest of what it takes. */
+Test(records, auto_device_choice)
+{
+    static const struct { const char *args; int gpu; } cases[] = {
+        { "", 1 }, { "-r", 1 }, { "-u", 1 }, { "-M", 1 }, { "-k3,3f", 1 }, { "-t, -k2f", 1 },
+        { "-b", 1 }, { "-f", 0 }, { "-d", 0 }, { "-i -r", 0 }, { "-df", 0 }, { "-f -k1", 0 }, { "-t, -k1f", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gm_keyspec ks = spec_from_as(cases[i].args, 1, NULL);
+        cr_expect_eq(gm_records_gpu_auto(&ks), cases[i].gpu, "gpusort %s", cases[i].args);
+    }
+}
+
 Test(records, golden_cases)
 {
     const char *td = getenv("TESTDATA");
