@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../core/records.h"
+#include "../core/util.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"
@@ -107,7 +108,9 @@ int records(gm_op op, const gm_keyspec *ks, const knobs *k, char **names, int n,
     c.message = collect;
     said[0] = '\0';
     st->msg[0] = '\0';
-    return gm_records_run(op, &c, NULL, names, n, st);
+    int rc = gm_records_run(op, &c, NULL, names, n, st);
+    gm_close_later_join(); /* a replaced output's release, as gm_run ends */
+    return rc;
 }
 
 /* One field of a generated line. */
