@@ -15,6 +15,7 @@
 #ifndef GM_KEYPREFIX_H
 #define GM_KEYPREFIX_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -39,6 +40,18 @@ GM_HD uint64_t gm_kp_ref(uint64_t addr, size_t len, int exact)
 /* sort's blanks in the C locale: space, tab and newline. */
 GM_HD int gm_kp_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\n'; }
 GM_HD int gm_kp_digit(unsigned char c) { return (unsigned)(c - '0') <= 9; }
+
+/* sort's thousands separator in the C locale. The locale has none, which sort
+ * writes as CHAR_MAX + 1; where char is signed (x86) that is the byte 0x80, so
+ * sort's -n and -h pass over a 0x80 anywhere in a number's integer part (after
+ * its sign): "\x805" is 5 and "5\x806" is 56. Where char is unsigned no byte
+ * equals it. */
+#if CHAR_MIN < 0
+#define GM_KP_THOUSANDS 0x80u
+#else
+#define GM_KP_THOUSANDS 0x100u
+#endif
+GM_HD int gm_kp_thousands(unsigned char c) { return c == GM_KP_THOUSANDS; }
 
 /* memchr: a loop on the device; on the host the first 16 bytes one by one (most
  * fields are shorter than the C library's memchr takes to start), then its
@@ -198,11 +211,10 @@ GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
         p++;
     int neg = p < e && *p == '-';
     p += neg;
-    while (p < e && *p == '0')
+    while (p < e && (*p == '0' || gm_kp_thousands(*p)))
         p++;
     uint64_t d = 0;
-    size_t nd = 0; /* digits gathered into d */
-    const unsigned char *ip = p;
+    size_t nd = 0, il = 0; /* digits gathered into d; integer digits */
 #ifdef GM_KP_WORDS
     while (e - p >= 8 && nd + 8 <= GM_KP_DIGITS) {
         uint64_t w;
@@ -212,15 +224,20 @@ GM_HD uint64_t gm_kp_num(const unsigned char *s, size_t len, int *exact)
             break;
         d = d * gm_kp_pow10[k] + gm_kp_value8(w, k);
         nd += (size_t)k;
+        il += (size_t)k;
         p += k;
         if (k < 8)
             break;
     }
 #endif
-    for (; p < e && gm_kp_digit(*p); p++)
+    for (; p < e && (gm_kp_digit(*p) || gm_kp_thousands(*p)); p++) {
+        if (!gm_kp_digit(*p))
+            continue;
+        il++;
         if (nd < GM_KP_DIGITS)
             d = d * 10 + (uint64_t)(*p - '0'), nd++;
-    size_t il = (size_t)(p - ip), sig = il; /* sig: up to the last nonzero digit */
+    }
+    size_t sig = il; /* sig: up to the last nonzero digit */
     if (p < e && *p == '.') {
         const unsigned char *fp = ++p;
         for (; p < e && gm_kp_digit(*p); p++) {
@@ -272,7 +289,8 @@ GM_HD int gm_kp_unit_order(unsigned char c)
 
 /* The unit of a number with its blanks skipped: the letter right after its
  * digits (and '.' and digits), negated after '-', none when no digit is
- * nonzero. */
+ * nonzero. A thousands separator ends the scan, as it does sort's, which reads
+ * it there as a char: "5\x80K" has no unit. */
 GM_HD int gm_kp_human_unit(const unsigned char *s, size_t len)
 {
     const unsigned char *p = s, *e = s + len;

@@ -25,6 +25,7 @@ typedef struct num {
     const uc *ip, *fp;
     size_t il, fl;
     int neg;
+    int seps; /* thousands separators among the integer digits (keyprefix.h) */
 } num;
 
 static num num_parse(const uc *s, size_t len)
@@ -35,12 +36,17 @@ static num num_parse(const uc *s, size_t len)
         p++;
     n.neg = p < e && *p == '-';
     p += n.neg;
-    while (p < e && *p == '0')
+    while (p < e && (*p == '0' || gm_kp_thousands(*p)))
         p++;
     n.ip = p;
-    while (p < e && gm_kp_digit(*p))
-        p++;
-    n.il = (size_t)(p - n.ip);
+    n.il = 0;
+    n.seps = 0;
+    for (; p < e && (gm_kp_digit(*p) || gm_kp_thousands(*p)); p++) {
+        if (gm_kp_digit(*p))
+            n.il++;
+        else
+            n.seps = 1;
+    }
     n.fp = p;
     n.fl = 0;
     if (p < e && *p == '.') {
@@ -56,6 +62,20 @@ static num num_parse(const uc *s, size_t len)
     return n;
 }
 
+/* The order of n integer digits at a and at b, thousands separators passed. */
+static int digits_cmp(const uc *a, const uc *b, size_t n)
+{
+    for (; n; n--, a++, b++) {
+        while (gm_kp_thousands(*a))
+            a++;
+        while (gm_kp_thousands(*b))
+            b++;
+        if (*a != *b)
+            return *a < *b ? -1 : 1;
+    }
+    return 0;
+}
+
 static int num_cmp_parsed(const num *a, const num *b)
 {
     if (a->neg != b->neg)
@@ -63,7 +83,8 @@ static int num_cmp_parsed(const num *a, const num *b)
     int d;
     if (a->il != b->il)
         d = a->il < b->il ? -1 : 1;
-    else if ((d = memcmp(a->ip, b->ip, a->il)) == 0) {
+    else if ((d = a->seps || b->seps ? digits_cmp(a->ip, b->ip, a->il)
+                                        : memcmp(a->ip, b->ip, a->il)) == 0) {
         size_t m = a->fl < b->fl ? a->fl : b->fl;
         if ((d = memcmp(a->fp, b->fp, m)) == 0)
             d = (a->fl > b->fl) - (a->fl < b->fl);
