@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hd.h"
 
@@ -73,6 +74,10 @@ GM_HD unsigned gm_vp_code(unsigned char c)
  * the end or the part after it, so no part can be chosen another way. */
 GM_HD size_t gm_vp_stem(const unsigned char *s, size_t len)
 {
+#ifndef __CUDA_ARCH__
+    if (!memchr(s, '.', len)) /* no part can begin: memchr is quicker than the walk */
+        return len;
+#endif
     size_t pos = len;
     for (;;) {
         size_t r = pos;
