@@ -1,9 +1,9 @@
 /*
  * cli_gnusort.c - gpumerge against GNU sort on random inputs, byte for byte:
- * sort (-r, -u, several files, standard input), merge (-r, -u, many inputs,
- * some empty), check's disorder message, -o files written through the shared
- * mapping on four threads, and a reader that goes away (SIGPIPE, or a write
- * error where SIGPIPE is ignored).
+ * sort (-r, -u, several files, standard input; the text orders, -V on names
+ * built for it), merge (-r, -u, many inputs, some empty), check's disorder
+ * message, -o files written through the shared mapping on four threads, and a
+ * reader that goes away (SIGPIPE, or a write error where SIGPIPE is ignored).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -192,6 +192,52 @@ Test(cli, text_orders_match_gnu_sort, .timeout = 300)
     free(t.buf);
     free(in);
     free(seed);
+    free(dir);
+}
+
+/* -V on names built to trip its prefix (leading zeros, digit runs past 15
+ * digits, '~', file suffixes, hidden and special names, high bytes), whole and
+ * as keys of fields, in one chunk and in runs of -S 64K, as LC_ALL=C sort. */
+Test(cli, version_names_match_gnu_sort, .timeout = 300)
+{
+    static const char *const atoms[] = { "pkg-", "1", "2", "10", "007", "0", ".", "..", "~",
+                                         "~rc1", ".tar.gz", ".txt", ".a~", "-", "_", "x",
+                                         "Z", "12345678901234567", "123456789012345",
+                                         "99999999999999", "\xe9", "a.", ".1" };
+    enum { NATOMS = sizeof atoms / sizeof atoms[0] };
+    rng g;
+    rng_seed(&g, 47);
+    text t = { 0 };
+    for (int i = 0; i < 20000; i++) {
+        for (int f = 0; f < 3; f++) {
+            if (f)
+                text_puts(&t, rng_range(&g, 0, 3) ? "," : " ");
+            if (rng_range(&g, 0, 8) == 0)
+                text_puts(&t, rng_range(&g, 0, 2) ? "." : "..");
+            else
+                for (int n = (int)rng_range(&g, 0, 6); n > 0; n--)
+                    text_puts(&t, atoms[rng_range(&g, 0, NATOMS - 1)]);
+        }
+        text_puts(&t, "\n");
+    }
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_file(in, t.buf, t.n);
+    static const char *const orders[] = {
+        "-V", "-V -r", "-V -u", "-k2,2V", "-t, -k3V", "-t, -k2,2V -k1,1", "-t, -k3Vr -k1,1V",
+        "-s -t, -k2,2V", "-b -k2V -u",
+    };
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++)
+        for (int small = 0; small < 2; small++) {
+            char *args, *sort_args;
+            if (asprintf(&args, "%s%s in", orders[i], small ? " -S 64K" : "") < 0 ||
+                asprintf(&sort_args, "%s in", orders[i]) < 0)
+                abort();
+            same_as_sort(dir, "sort", args, sort_args);
+            free(args);
+            free(sort_args);
+        }
+    free(t.buf);
+    free(in);
     free(dir);
 }
 
