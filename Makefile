@@ -85,7 +85,7 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/status.c core/util.c core/tmpfile.c core/pool.c core/cleanup.c core/input.c core/cpumerge.c \
+CORE_SRC = core/status.c core/util.c core/compress.c core/tmpfile.c core/pool.c core/cleanup.c core/input.c core/cpumerge.c \
            core/cpusort.c core/engine.c \
            core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
            core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c

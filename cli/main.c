@@ -7,9 +7,13 @@
  * and reports the first disorder in each; an error (an unreadable input, a line
  * that is not an integer) stops it.
  *
- * Exit status, as sort(1): 0 success, 1 check found disorder, 2 any error.
+ * Exit status, as sort(1): 0 success, 1 check found disorder, 2 any error. A
+ * reader of the output that goes away ends the process by SIGPIPE, as it ends
+ * sort, unless SIGPIPE was ignored: then it is a write error like any other.
  */
+#define _GNU_SOURCE
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +58,24 @@ static void print_status(const gm_status *st, int end)
     fputc(end, stderr);
 }
 
+/* A closed pipe, where SIGPIPE has not been ignored: the process ends by it, as
+ * sort's sort_die ends it (the signal normally came with the failed write; the
+ * core's handler, if installed, removes the temporary files first). Returns
+ * where SIGPIPE is ignored. */
+static void end_by_sigpipe(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) != 0 || sa.sa_handler == SIG_IGN)
+        return;
+    sigset_t only_pipe;
+    sigemptyset(&only_pipe);
+    sigaddset(&only_pipe, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &only_pipe, NULL);
+    raise(SIGPIPE);
+}
+
 /* Maps a run's status to an exit code, printing its message where there is one
- * to print (none for a closed pipe, none for -C's disorder). */
+ * to print (none for -C's disorder). */
 static int report(int rc, const gm_status *st, const gm_config *cfg)
 {
     if (progress_shown)
@@ -68,8 +88,10 @@ static int report(int rc, const gm_status *st, const gm_config *cfg)
         if (!cfg->check_quiet)
             print_status(st, cfg->zero_terminated ? '\0' : '\n');
         return EXIT_DISORDER;
-    case GM_EPIPE:
-        return EXIT_TROUBLE; /* the reader went away: nothing to say */
+    case GM_EPIPE: /* the reader went away: "write failed: FILE: Broken pipe" */
+        end_by_sigpipe();
+        print_status(st, '\n');
+        return EXIT_TROUBLE;
     default:
         print_status(st, '\n');
         return EXIT_TROUBLE;

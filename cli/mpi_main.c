@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/compress.h"
 #include "../core/gm.h"
 #include "../core/util.h"
 #include "../mpi/gmpi.h"
@@ -130,6 +131,8 @@ static int run_ranks(int argc, char **argv, int rank, int nlocal)
         gm_cli_free(&cli);
         return code;
     }
+    if (cli.config.compress_program)
+        gm_compress_signals(1); /* PROG's children waited for, with SIGPIPE as it was */
     signal(SIGPIPE, SIG_IGN); /* a closed output is EPIPE, agreed by every rank */
     gm_config *cfg = &cli.config;
     cfg->message = rank == 0 ? print_message : NULL;

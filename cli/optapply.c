@@ -1,9 +1,11 @@
 /*
- * optapply.c - what each option does to the parse: the order of lines (-b, -d, -f,
- * -g, -h, -i, -M, -n, -R, -V, -k, -t, -s, -r, -u, -z, --sort, --random-source), the mode (-c, -C, --check, -m,
- * --strict) and the run (-o, -S, -T, --batch-size, --parallel, --files0-from, -v,
- * --progress, --device, --gpu, --kernel, --threads, --help, --version), and the options
- * refused by name. The checks and messages are coreutils' sort.c's, word for word.
+ * optapply.c - what each option does to the parse: the order of lines (-b, -d,
+ * -f, -g, -h, -i, -M, -n, -R, -V, -k, -t, -s, -r, -u, -z, --sort,
+ * --random-source), the mode (-c, -C, --check, -m, --strict) and the run (-o,
+ * -S, -T, --compress-program, --batch-size, --parallel, --files0-from, -v,
+ * --progress, --device, --gpu, --kernel, --threads, --help, --version), and the
+ * options refused by name. The checks and messages are coreutils' sort.c's, word
+ * for word.
  */
 #include "options_impl.h"
 
@@ -18,7 +20,6 @@ static const struct {
     const char *reason;
 } refused[] = {
     { OPT_DEBUG, "it annotates sort's key fields; -v shows gpumerge's plan" },
-    { OPT_COMPRESS_PROGRAM, "temporary files are not compressed" },
 };
 
 /* A global order letter (-d, -f, -g, -h, -i, -M, -n, -R, -V, or --sort=WORD):
@@ -208,6 +209,11 @@ static int apply_run(gm_cli *cli, gm_cli_state *ps, int id, const char *arg,
         return gm_cli_parse_size(cli, spelled, arg, st);
     case 'T':
         cfg->tmpdir = arg;
+        return GM_OK;
+    case OPT_COMPRESS_PROGRAM:
+        if (cfg->compress_program && strcmp(cfg->compress_program, arg) != 0)
+            return gm_cli_die(st, "%s", "multiple compress programs specified");
+        cfg->compress_program = arg;
         return GM_OK;
     case OPT_BATCH_SIZE:
         return gm_cli_parse_batch_size(cli, arg, st);

@@ -11,12 +11,14 @@
  * optmsg.c, --files0-from in files0.c, the --help text in usage.c.
  *
  * The options are read by a small loop that follows getopt_long's rules (GNU
- * argument order, clusters of short options, '--', unambiguous abbreviations)
- * and reports errors in getopt's words, written out rather than calling
- * getopt_long for two reasons: an abbreviation that is unique among sort's own
- * options keeps its sort meaning although gpumerge adds options (`--p=1` is
- * --parallel, not ambiguous with --progress), and the first operand before any
- * '--' may be a subcommand, so operands are seen in their place.
+ * argument order, clusters of short options, '--', unambiguous abbreviations,
+ * and sort's own: its obsolete keys "+POS1 [-POS2]" and POSIXLY_CORRECT's end of
+ * options, both ruled by _POSIX2_VERSION as in sort's main) and reports errors
+ * in getopt's words, written out rather than calling getopt_long for two
+ * reasons: an abbreviation that is unique among sort's own options keeps its
+ * sort meaning although gpumerge adds options (`--p=1` is --parallel, not
+ * ambiguous with --progress), and the first operand before any '--' may be a
+ * subcommand, so operands are seen in their place.
  */
 #include "options_impl.h"
 
@@ -181,7 +183,8 @@ static int finish(gm_cli *cli, gm_cli_state *ps, gm_status *st)
     cfg->check_quiet = ps->check == 'C';
     /* --strict is the integer path: whole lines, each one integer */
     static const char *const spelled[] = { "-d", "-f", "-g", "-h", "-i", "-M", "-n", "-R", "-V" };
-    const char *keyed = ps->keyed ? "-k" : ps->tabbed ? "-t" : NULL;
+    const char *keyed = ps->keyed ? "-k" : ps->obsolete ? ps->obsolete
+                                         : ps->tabbed ? "-t" : NULL;
     for (int i = 0; !keyed && GM_ORDER_LETTERS[i]; i++)
         if ((ps->letters & (1u << i)) && GM_ORDER_LETTERS[i] != 'n')
             keyed = spelled[i];
@@ -203,16 +206,55 @@ static int finish(gm_cli *cli, gm_cli_state *ps, gm_status *st)
 }
 
 /* With POSIXLY_CORRECT, options end at the first file operand (getopt's rule,
- * which sort follows); sort still takes "-oFILE", or "-o" with a word after it,
- * there unless it checks. A subcommand is not a file: options go on after it. */
+ * which sort follows): each word after it is a file, but for "-oFILE", or "-o"
+ * with a word after it, which sort still takes in its traditional usage unless
+ * it checks. A subcommand is not a file: options go on after it. */
 static int posix_options_end(int argc, char **argv, int i, const gm_cli *cli,
                              const gm_cli_state *ps)
 {
     const char *a = argv[i];
-    if (cli->nfiles == 0)
+    if (!ps->posix || cli->nfiles == 0)
         return 0;
     int checks = ps->check || (cli->have_op && cli->op == GM_OP_CHECK);
-    return checks || !(a[0] == '-' && a[1] == 'o' && (a[2] || i + 1 < argc));
+    return checks || !ps->traditional ||
+           !(a[0] == '-' && a[1] == 'o' && (a[2] || i + 1 < argc));
+}
+
+/* sort's traditional usage, from _POSIX2_VERSION as gnulib's posix2_version reads
+ * it (a whole decimal number, else the default, 200809): all but POSIX
+ * 1003.1-2001's, 200112 to 200808, which has no +POS1 keys. */
+static int traditional_usage(void)
+{
+    long version = 200809;
+    const char *s = getenv("_POSIX2_VERSION");
+    if (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (!*end)
+            version = v;
+    }
+    return !(200112 <= version && version < 200809);
+}
+
+/* sort's obsolete key "+POS1 [-POS2]", argv[*i] beginning with '+': a -POS2 is
+ * the next word when it is '-' and a digit, and makes the usage traditional from
+ * here on unless POSIXLY_CORRECT is set; in the traditional usage a valid +POS1
+ * is a key (*key set, *i then past its -POS2); else the word is a file name.
+ * Returns GM_OK, or the error of a bad -POS2. */
+static int obsolete_key(gm_cli *cli, gm_cli_state *ps, int argc, char **argv, int *i,
+                        int *key, gm_status *st)
+{
+    const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+    int has_pos2 = next && next[0] == '-' && (unsigned)(next[1] - '0') <= 9;
+    ps->traditional |= has_pos2 && !ps->posix;
+    if (!ps->traditional)
+        return GM_OK;
+    if (gm_keyspec_parse_obsolete(&cli->keyspec, argv[*i], has_pos2 ? next : NULL, key, st))
+        return st->code;
+    if (*key && !ps->obsolete)
+        ps->obsolete = argv[*i];
+    *i += *key && has_pos2;
+    return GM_OK;
 }
 
 /* Whether the program runs as gpusort: its name's last part. */
@@ -235,14 +277,19 @@ int gm_cli_parse(int argc, char **argv, gm_cli *cli, gm_status *st)
     cli->files = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *cli->files);
     if (!cli->files)
         return gm_fail(st, GM_ENOMEM, "out of memory");
-    int only_operands = 0;
-    const int posix = getenv("POSIXLY_CORRECT") != NULL;
+    int only_operands = 0; /* after "--" */
+    ps.posix = getenv("POSIXLY_CORRECT") != NULL;
+    ps.traditional = traditional_usage();
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
-        if (posix && !only_operands && posix_options_end(argc, argv, i, cli, &ps))
-            only_operands = 1;
-        if (only_operands || a[0] != '-' || a[1] == '\0') {
-            operand(cli, a, !only_operands);
+        int file = only_operands || posix_options_end(argc, argv, i, cli, &ps);
+        int key = 0;
+        if (!file && a[0] == '+' && obsolete_key(cli, &ps, argc, argv, &i, &key, st))
+            return st->code;
+        if (key)
+            continue;
+        if (file || a[0] != '-' || a[1] == '\0') {
+            operand(cli, a, !file);
             if (cli->show_help)
                 return GM_OK;
             continue;

@@ -31,6 +31,10 @@ typedef struct gm_cli_state {
     int keyed;              /* -k seen */
     int tabbed;             /* -t seen */
     const char *random_source; /* --random-source, or NULL */
+    int posix;              /* POSIXLY_CORRECT is set */
+    int traditional;        /* sort's traditional usage: +POS1 keys, and -o after a
+                               file under POSIXLY_CORRECT (_POSIX2_VERSION) */
+    const char *obsolete;   /* the first +POS1 taken as a key, or NULL */
 } gm_cli_state;
 
 /* optapply.c: applies option id with its argument (or NULL); spelled is the

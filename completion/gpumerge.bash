@@ -1,8 +1,9 @@
 # gpumerge.bash - bash completion for gpumerge: the subcommands (merge, sort,
 # check, help) as the first operand, the long and short options (sort's and
 # gpumerge's), the values of --device, --kernel, --check and --sort, directories
-# after -T, and file names elsewhere. Installed by `make install` as
-# share/bash-completion/completions/gpumerge; or source it from ~/.bashrc.
+# after -T, commands after --compress-program, and file names elsewhere.
+# Installed by `make install` as share/bash-completion/completions/gpumerge; or
+# source it from ~/.bashrc.
 
 _gpumerge()
 {
@@ -22,7 +23,8 @@ _gpumerge()
     local longs="--check --check=quiet --check=silent --check=diagnose-first --merge
         --numeric-sort --general-numeric-sort --human-numeric-sort --key= --field-separator=
         --output= --reverse --stable --unique --ignore-leading-blanks --ignore-case --sort=
-        --buffer-size= --temporary-directory= --batch-size= --parallel= --zero-terminated
+        --buffer-size= --temporary-directory= --compress-program= --batch-size= --parallel=
+        --zero-terminated
         --files0-from= --strict --verbose --progress --device= --gpu= --kernel= --threads=
         --help --version"
     local shorts="-b -c -C -f -g -h -k -m -n -o -r -s -S -t -T -u -v -z"
@@ -49,6 +51,9 @@ _gpumerge()
     --output=* | --files0-from=*)
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -f -- "${cur#*=}"))
+        return ;;
+    --compress-program=*)
+        COMPREPLY=($(compgen -c -- "${cur#*=}"))
         return ;;
     --buffer-size=* | --batch-size=* | --parallel=* | --threads=* | --key=* | \
         --field-separator=* | --gpu=*)
@@ -78,6 +83,9 @@ _gpumerge()
     -o | --output | --files0-from)
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -f -- "$cur"))
+        return ;;
+    --compress-program)
+        COMPREPLY=($(compgen -c -- "$cur"))
         return ;;
     -S | --buffer-size | --batch-size | --parallel | --threads | -k | --key | -t | \
         --field-separator | --gpu)

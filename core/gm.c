@@ -21,6 +21,7 @@
 
 #include "../cuda/gpu.h"
 #include "cleanup.h"
+#include "compress.h"
 #include "engine.h"
 #include "gm.h"
 #include "plan.h"
@@ -85,6 +86,8 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     int rc = gm_cleanup_install(st); /* temporary files never outlive a signal */
     if (rc)
         return rc;
+    if (cfg->compress_program)
+        gm_compress_signals(1); /* PROG's children waited for, its EPIPE reported */
     tune_malloc();
     gm_fill_std_fds();
     gm_engine_choose(cfg);
@@ -134,6 +137,8 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
     gm_progress_end(rc == GM_OK);
+    if (cfg->compress_program)
+        gm_compress_signals(0);
     if ((!rc || rc == GM_DISORDER) && !why && !stats.handed_over) /* a check reports too */
         gm_report_stream(cfg, c, &stats, streaming - started, teardown, took,
                          gm_now() - started);

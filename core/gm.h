@@ -52,6 +52,8 @@ typedef struct gm_config {
     const char *output; /* -o FILE, or NULL for standard output */
     size_t buffer_size; /* -S: memory budget in bytes; 0 = chosen from the machine */
     const char *tmpdir; /* -T: temporary files; NULL = $TMPDIR, else /tmp */
+    const char *compress_program; /* --compress-program: runs written through it and
+                           read back through it with -d; NULL: as they are */
     int batch_size;     /* --batch-size: most runs merged at once; 0 = default */
     int strict;         /* --strict: every line one integer, output canonical (the
                            integer path only); else lines are ordered by keyspec */

@@ -108,6 +108,16 @@ void gm_keydef_set_letters(gm_keydef *k, unsigned letters);
  * the flags gpumerge does not implement: d f i M R V). */
 int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st);
 
+/* sort's obsolete key: pos1 "+F[.C][FLAGS]" and pos2 "-F[.C][FLAGS]" or NULL,
+ * fields and characters counted from 0, as -k F+1[.C+1][FLAGS] ending (pos2)
+ * after field F where C is 0, else at character C of field F+1. Sets *is_key to 0
+ * and appends nothing when pos1 is not such a position (sort reads it as a file
+ * name); else appends the key. Returns GM_OK, or GM_EUSAGE with sort's message for
+ * a bad pos2 ("stray character in field spec: invalid field specification '-2x'",
+ * "invalid number after '.': ...") or as gm_keyspec_parse_key's. */
+int gm_keyspec_parse_obsolete(gm_keyspec *ks, const char *pos1, const char *pos2,
+                              int *is_key, gm_status *st);
+
 /* After every option is in: keys without flags of their own take the global ones
  * (sort's default_key_compare rule); when nothing names an order (no -n, -g, -h
  * globally or on any key), -n is implied, as gpumerge is sort -n; without -k the

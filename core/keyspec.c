@@ -1,9 +1,10 @@
 /*
  * keyspec.c - building a gm_keyspec (keys.h) from the command line: -k POS1[,POS2]
- * parsed as sort.c's main parses it (parse_field_count, set_ordering, its
- * messages word for word, arguments quoted as gnulib's quote() does in the C
- * locale), then the global options inherited by keys without flags of their own
- * (sort's default_key_compare rule), -n implied when nothing names an order.
+ * and the obsolete +POS1 [-POS2] parsed as sort.c's main parses them
+ * (parse_field_count, set_ordering, its messages word for word, arguments quoted
+ * as gnulib's quote() does in the C locale), then the global options inherited by
+ * keys without flags of their own (sort's default_key_compare rule), -n implied
+ * when nothing names an order.
  */
 #include "keys.h"
 
@@ -139,6 +140,22 @@ static const char *parse_flags(const char *s, gm_keydef *k, int end, int *nflags
     }
 }
 
+/* Appends k with its order letters (refused as sort refuses two orders) and the
+ * count of its own flags. */
+static int append_key(gm_keyspec *ks, gm_keydef *k, unsigned letters, int nflags,
+                      gm_status *st)
+{
+    char named[16];
+    if (gm_order_incompatible(letters, named))
+        return gm_fail(st, GM_EUSAGE, "options '-%s' are incompatible", named);
+    gm_keydef_set_letters(k, letters);
+    if (ks->nkeys >= GM_MAX_KEYS)
+        return gm_fail(st, GM_EUSAGE, "too many keys: at most %d -k options", GM_MAX_KEYS);
+    k->has_flags = nflags > 0;
+    ks->keys[ks->nkeys++] = *k;
+    return GM_OK;
+}
+
 int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st)
 {
     gm_keydef k;
@@ -170,15 +187,53 @@ int gm_keyspec_parse_key(gm_keyspec *ks, const char *arg, gm_status *st)
     }
     if (*s)
         return bad_spec(st, "stray character in field spec", arg);
-    char named[16];
-    if (gm_order_incompatible(letters, named))
-        return gm_fail(st, GM_EUSAGE, "options '-%s' are incompatible", named);
-    gm_keydef_set_letters(&k, letters);
-    if (ks->nkeys >= GM_MAX_KEYS)
-        return gm_fail(st, GM_EUSAGE, "too many keys: at most %d -k options", GM_MAX_KEYS);
-    k.has_flags = nflags > 0;
-    ks->keys[ks->nkeys++] = k;
-    return GM_OK;
+    return append_key(ks, &k, letters, nflags, st);
+}
+
+/* sort's +POS1: "+F[.C][FLAGS]", F and C counted from 0. Returns 1 with the start
+ * in *k when it is one; 0 when it is not (sort then reads the word as a file). */
+static int obsolete_start(const char *pos1, gm_keydef *k, int *nflags, unsigned *letters)
+{
+    gm_status quiet; /* a bad count means a file name, not an error */
+    const char *s = parse_count(pos1 + 1, &k->sword, "", &quiet);
+    if (s && *s == '.')
+        s = parse_count(s + 1, &k->schar, "", &quiet);
+    if (!s)
+        return 0;
+    /* sort keeps a field past SIZE_MAX as SIZE_MAX, which it reads as the line's
+     * start, the character then ignored */
+    if (k->sword == SIZE_MAX)
+        k->sword = k->schar = 0;
+    s = parse_flags(s, k, 0, nflags, letters);
+    return *s == '\0';
+}
+
+int gm_keyspec_parse_obsolete(gm_keyspec *ks, const char *pos1, const char *pos2,
+                              int *is_key, gm_status *st)
+{
+    gm_keydef k;
+    memset(&k, 0, sizeof k);
+    k.order = GM_ORDER_BYTES;
+    k.eword = SIZE_MAX;
+    int nflags = 0;
+    unsigned letters = 0;
+    *is_key = obsolete_start(pos1, &k, &nflags, &letters);
+    if (!*is_key)
+        return GM_OK;
+    if (pos2) {
+        const char *s = parse_count(pos2 + 1, &k.eword, "invalid number after '-'", st);
+        if (!s)
+            return GM_EUSAGE;
+        if (*s == '.' && !(s = parse_count(s + 1, &k.echar, "invalid number after '.'", st)))
+            return GM_EUSAGE;
+        /* -F ends after field F (counted from 1), -F.C at character C of field F + 1;
+         * -0 is the end of the first field */
+        if (k.echar == 0 && k.eword > 0)
+            k.eword--;
+        if (*parse_flags(s, &k, 1, &nflags, &letters))
+            return bad_spec(st, "stray character in field spec", pos2);
+    }
+    return append_key(ks, &k, letters, nflags, st);
 }
 
 /* The key is -n over the whole line (or over its first field where no -t can

@@ -210,7 +210,7 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
     int rc = chunk_sort(c, r, st);
     double a = gm_now();
     if (!rc) {
-        rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, r->cfg->tmpdir,
+        rc = gm_recrun_write(r->ks, c->recs.r, c->recs.n, r->ks->unique, &r->temps,
                              r->nthreads, gm_records_out_buffer(r->budget), &(*runs)[*nruns],
                              st);
         (*nruns)++; /* removed later, also when writing failed */
@@ -288,7 +288,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
         double a = gm_now();
         if (!rc)
-            rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, r->cfg->tmpdir, r->ks->unique,
+            rc = gm_recrun_merge(&o, runs, nruns, r->fan_in, &r->temps, r->ks->unique,
                                  r->out, &r->passes, st);
         r->merge += gm_now() - a;
         nruns = 0;

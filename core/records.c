@@ -54,7 +54,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         return gm_fail(st, GM_ENOMEM, "out of memory merging");
     for (int g = 0; g < r->nnames && !rc; g += r->fan_in) {
         int k = r->nnames - g < r->fan_in ? r->nnames - g : r->fan_in;
-        rc = gm_tmpfile_create(&runs[made], r->cfg->tmpdir, st);
+        rc = gm_tmpfile_create(&runs[made], &r->temps, st);
         if (rc)
             break;
         gm_recrun *run = &runs[made++];
@@ -65,8 +65,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
         if (!rc)
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);
-        if (!rc)
-            rc = gm_tmpfile_end(run, sink.bytes, st);
+        rc = gm_tmpfile_end(run, sink.bytes, rc, st);
         gm_progress_run_written();
     }
     r->runs += made;
@@ -76,7 +75,7 @@ static int merge_op(struct rec_run *r, gm_status *st)
             gm_tmpfile_remove(&runs[i]);
     } else {
         gm_recmerge_opts o = gm_records_merge_opts(r, r->fan_in, 0);
-        rc = gm_recrun_merge(&o, runs, made, r->fan_in, r->cfg->tmpdir, r->ks->unique, r->out,
+        rc = gm_recrun_merge(&o, runs, made, r->fan_in, &r->temps, r->ks->unique, r->out,
                              &r->passes, st);
     }
     free(runs);
@@ -186,6 +185,7 @@ static int rec_init(struct rec_run *r, gm_op op, const gm_config *cfg, const gm_
         plan = &made;
     }
     r->cfg = cfg;
+    r->temps = (gm_tmpspec){ cfg->tmpdir, cfg->compress_program };
     r->ks = cfg->keyspec;
     r->op = op;
     r->nthreads = plan->records.threads;
@@ -230,8 +230,7 @@ static void say_run(const struct rec_run *r, double started)
         return;
     double now = gm_now(), took = now - started;
     if (r->op != GM_OP_CHECK)
-        gm_report_fact(cfg, "runs", "%d temporary, %d merge pass%s over them", r->runs,
-                       r->passes, r->passes == 1 ? "" : "es");
+        gm_report_runs(cfg, r->runs, r->passes);
     double rows = r->open_s;
     gm_report_row(cfg, "open", r->open_s, "%s",
                   r->op == GM_OP_CHECK ? "the inputs" : "the inputs and the output");

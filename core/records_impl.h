@@ -9,6 +9,7 @@
 #include "output.h"
 #include "recmerge.h"
 #include "recsink.h"
+#include "tmpfile.h"
 
 enum {
     GM_RECORDS_MIN_BLOCK = 64 << 10,
@@ -16,6 +17,7 @@ enum {
 
 struct rec_run {
     const gm_config *cfg;
+    gm_tmpspec temps;             /* the runs' folder and PROG (-T, --compress-program) */
     const gm_keyspec *ks;
     gm_op op;
     int nthreads;

@@ -34,10 +34,10 @@ static void run_output(gm_output *out, const gm_recrun *run)
 }
 
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
-                    const char *dir, int nthreads, size_t buffer, gm_recrun *run,
+                    const gm_tmpspec *temps, int nthreads, size_t buffer, gm_recrun *run,
                     gm_status *st)
 {
-    int rc = gm_tmpfile_create(run, dir, st);
+    int rc = gm_tmpfile_create(run, temps, st);
     if (rc)
         return rc;
     gm_output out;
@@ -55,9 +55,7 @@ int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
     int frc = gm_writer_finish(&w, rc ? &ignored : st);
     if (!rc)
         rc = frc;
-    if (!rc)
-        rc = gm_tmpfile_end(run, k.bytes, st);
-    return rc;
+    return gm_tmpfile_end(run, k.bytes, rc, st);
 }
 
 /* Merges runs[0, k) into sink. */
@@ -80,15 +78,20 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
     gm_progress_runs_merged(k);
     if (!rc)
         rc = gm_recmerge(&ro, ptr, k, sink, st);
-    for (int i = 0; src && i < k; i++)
+    gm_status ignored;
+    for (int i = 0; src && i < k; i++) { /* each read to its end: PROG -d's status */
         gm_lines_close(&src[i]);
+        int crc = gm_tmpfile_close(&runs[i], rc ? &ignored : st);
+        if (!rc)
+            rc = crc;
+    }
     free(src);
     free(ptr);
     return rc;
 }
 
 int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int fan_in,
-                    const char *dir, int unique, gm_recsink *out, int *passes,
+                    const gm_tmpspec *temps, int unique, gm_recsink *out, int *passes,
                     gm_status *st)
 {
     int rc = GM_OK;
@@ -102,7 +105,7 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
             memset(&next, 0, sizeof next);
             next.fd = -1;
             if (!rc)
-                rc = gm_tmpfile_create(&next, dir, st);
+                rc = gm_tmpfile_create(&next, temps, st);
             if (!rc) {
                 gm_recsink sink;
                 gm_recsink_init(&sink, o->ks, NULL, next.fd, next.shown, unique, o->nthreads,
@@ -111,8 +114,7 @@ int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int f
                 if (!rc)
                     rc = gm_recsink_flush(&sink, st);
                 gm_recsink_free(&sink);
-                if (!rc)
-                    rc = gm_tmpfile_end(&next, sink.bytes, st);
+                rc = gm_tmpfile_end(&next, sink.bytes, rc, st);
                 gm_progress_run_written();
             }
             for (int i = 0; i < k; i++)

@@ -18,18 +18,19 @@
 typedef gm_tmpfile gm_recrun;
 
 /* Writes the n sorted records as a new run (-u applied when unique), ready to be
- * read from its start, through buffers of buffer bytes (0: the default). Returns
- * GM_OK, GM_EIO or GM_ENOMEM. */
+ * read from its start, as temps says (its folder, and PROG to write it through),
+ * through buffers of buffer bytes (0: the default). Returns GM_OK, GM_EIO or
+ * GM_ENOMEM. */
 int gm_recrun_write(const gm_keyspec *ks, const gm_rec *r, size_t n, int unique,
-                    const char *dir, int nthreads, size_t buffer, gm_recrun *run,
+                    const gm_tmpspec *temps, int nthreads, size_t buffer, gm_recrun *run,
                     gm_status *st);
 
 /* Merges the runs into out, fan_in at a time: while there are more, groups of
- * fan_in are merged into new runs in dir (-u applied when unique). Every run is
+ * fan_in are merged into new runs as temps says (-u applied when unique). Every run is
  * removed, also on error. passes counts the passes. Returns GM_OK or an error of
  * reading, writing or the sink. */
 int gm_recrun_merge(const gm_recmerge_opts *o, gm_recrun *runs, int nruns, int fan_in,
-                    const char *dir, int unique, gm_recsink *out, int *passes,
+                    const gm_tmpspec *temps, int unique, gm_recsink *out, int *passes,
                     gm_status *st);
 
 #endif

@@ -37,6 +37,14 @@ void gm_report_row(const gm_config *cfg, const char *stage, double seconds, cons
            note[0] ? "  " : "", note);
 }
 
+void gm_report_runs(const gm_config *cfg, int runs, int passes)
+{
+    const char *prog = cfg->compress_program;
+    gm_report_fact(cfg, "runs", "%d temporary, %d merge pass%s over them%s%s%s%s%s", runs, passes,
+                   passes == 1 ? "" : "es", prog ? ", written through " : "", prog ? prog : "",
+                   prog ? ", read through " : "", prog ? prog : "", prog ? " -d" : "");
+}
+
 int gm_report_gpu_touched(const gm_stream_stats *s)
 {
     int background = 0;
@@ -53,8 +61,7 @@ static void say_found(const gm_config *cfg, gm_op op, const gm_stream_stats *s)
     int gpu = s->used_engine && rep->device == GM_DEVICE_GPU;
     gm_report_fact(cfg, "keys", "%lld, int%d", (long long)s->keys, (int)s->width * 8);
     if (op != GM_OP_CHECK)
-        gm_report_fact(cfg, "runs", "%d temporary, %d merge pass%s over them", s->runs,
-                       s->passes, s->passes == 1 ? "" : "es");
+        gm_report_runs(cfg, s->runs, s->passes);
     int ncalls = s->calls[0][0] + s->calls[0][1] + s->calls[1][0] + s->calls[1][1];
     char calls[256] = "";
     size_t len = 0;

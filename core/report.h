@@ -32,6 +32,10 @@ void gm_report_fact(const gm_config *cfg, const char *key, const char *fmt, ...)
 void gm_report_row(const gm_config *cfg, const char *stage, double seconds,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The runs' fact: "N temporary, P merge passes over them", and with
+ * --compress-program ", written through PROG, read through PROG -d". */
+void gm_report_runs(const gm_config *cfg, int runs, int passes);
+
 /* Whether this process started CUDA (a GPU run, or auto's start-up begun and
  * ended), so that its start-up and teardown are worth a word. */
 int gm_report_gpu_touched(const gm_stream_stats *s);

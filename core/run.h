@@ -26,24 +26,26 @@ typedef struct gm_runfile {
     int eof;
 } gm_runfile;
 
-/* Creates an empty run in dir (NULL: $TMPDIR, else /tmp). Returns GM_OK or GM_EIO
- * ("cannot create a temporary file in DIR: REASON"). */
-int gm_run_create(gm_runfile *r, const char *dir, gm_status *st);
+/* Creates an empty run as spec says (its folder, and PROG to write it through).
+ * Returns GM_OK or GM_EIO ("cannot create a temporary file in DIR: REASON"). */
+int gm_run_create(gm_runfile *r, const gm_tmpspec *spec, gm_status *st);
 
 /* Appends the keys as one segment. Returns GM_OK or GM_EIO
- * ("write failed: TMPFILE: REASON"). */
+ * ("write failed: TMPFILE: REASON", or PROG's failure: the run is then ended). */
 int gm_run_put(gm_runfile *r, const gm_keys *keys, gm_status *st);
 
 /* Ends writing: closes the run's descriptor (a written run holds none, so the
  * number of runs is not bounded by RLIMIT_NOFILE), and makes the next read start
- * from the first key. Returns GM_OK or GM_EIO ("write failed: TMPFILE: REASON"). */
+ * from the first key. Returns GM_OK or GM_EIO ("write failed: TMPFILE: REASON",
+ * "'PROG' [-d] terminated abnormally"). */
 int gm_run_rewind(gm_runfile *r, gm_status *st);
 
 /* Appends up to max keys to kb (sets r->eof after the last). The first read
  * opens the file again by name, and the read that reaches the end closes it, so
  * a run holds a descriptor only while a merge reads it. Returns GM_OK, GM_EIO
  * ("cannot read: TMPFILE: REASON", or "TMPFILE: file changed while reading" when
- * the name leads to another file or the size differs) or GM_ENOMEM. */
+ * the name leads to another file or the size differs; through PROG -d, its
+ * failure) or GM_ENOMEM. */
 int gm_run_read(gm_runfile *r, gm_keybuf *kb, int64_t max, gm_status *st);
 
 /* Closes and unlinks the run. Safe to call twice. */

@@ -30,6 +30,7 @@ static int stream_init(struct stream *s, gm_op op, const gm_config *cfg, gm_plan
     stats->width = GM_I32;
     s->cfg = cfg;
     s->plan = plan;
+    s->temps = (gm_tmpspec){ cfg->tmpdir, cfg->compress_program };
     s->op = op;
     s->nthreads = plan->threads;
     s->mask = cfg->reverse ? -1 : 0;

@@ -27,6 +27,7 @@ struct source {
 struct stream {
     const gm_config *cfg;
     gm_plan *plan;
+    gm_tmpspec temps;        /* the runs' folder and PROG (cfg's -T, --compress-program) */
     gm_op op;
     int nthreads;            /* plan->threads */
     int64_t mask;

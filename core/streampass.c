@@ -21,7 +21,7 @@ static int merge_group(struct stream *s, gm_runfile *runs, int k, gm_runfile *ne
 {
     memset(next, 0, sizeof *next);
     next->f.fd = -1;
-    int rc = gm_run_create(next, s->cfg->tmpdir, st);
+    int rc = gm_run_create(next, &s->temps, st);
     struct source *src = rc ? NULL : calloc((size_t)k, sizeof *src);
     if (!rc && !src)
         rc = gm_fail(st, GM_ENOMEM, "out of memory merging");
@@ -136,7 +136,7 @@ static int merge_batches(struct stream *s, gm_status *st)
         return gm_fail(st, GM_ENOMEM, "out of memory merging");
     int made = 0;
     for (int g = 0; g < n && !rc; g += fan_in) {
-        rc = gm_run_create(&runs[made], s->cfg->tmpdir, st);
+        rc = gm_run_create(&runs[made], &s->temps, st);
         if (rc)
             break;
         made++;

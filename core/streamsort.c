@@ -59,7 +59,7 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
     if (rc)
         return rc;
     gm_runfile *r = &so->runs[so->nruns];
-    rc = gm_run_create(r, s->cfg->tmpdir, st);
+    rc = gm_run_create(r, &s->temps, st);
     if (rc)
         return rc;
     so->nruns++;

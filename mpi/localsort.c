@@ -107,7 +107,8 @@ static int spill(struct sorter *so, gm_status *st)
     }
     int rc = chunk_sort(so, st);
     if (!rc) {
-        rc = gm_recrun_write(m->ks, so->recs.r, so->recs.n, m->ks->unique, m->cfg->tmpdir,
+        gm_tmpspec temps = { m->cfg->tmpdir, m->cfg->compress_program };
+        rc = gm_recrun_write(m->ks, so->recs.r, so->recs.n, m->ks->unique, &temps,
                              m->nthreads, 0, &so->runs[so->nruns], st);
         so->nruns++; /* removed later, also when writing failed */
         m->runs++;
@@ -163,8 +164,9 @@ static int sort_into(struct sorter *so, gm_mpi_spool *out, gm_status *st)
         int fan_in = m->cfg->batch_size >= 2 ? m->cfg->batch_size : DEFAULT_FAN_IN, passes = 0;
         size_t block = m->budget / (4 * (size_t)(fan_in + 1));
         gm_recmerge_opts o = { m->ks, block < MIN_BLOCK ? MIN_BLOCK : block, 0, m->nthreads };
+        gm_tmpspec temps = { m->cfg->tmpdir, m->cfg->compress_program };
         if (!rc)
-            rc = gm_recrun_merge(&o, so->runs, so->nruns, fan_in, m->cfg->tmpdir, m->ks->unique,
+            rc = gm_recrun_merge(&o, so->runs, so->nruns, fan_in, &temps, m->ks->unique,
                                  &sink, &passes, st);
         so->nruns = 0; /* gm_recrun_merge removed them */
     }

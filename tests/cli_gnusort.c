@@ -3,12 +3,13 @@
  * sort (-r, -u, several files, standard input), merge (-r, -u, many inputs,
  * some empty), check's disorder message (also where the integer path hands a
  * check over), -o files written through the shared mapping on four threads, the
- * text orders, and where no order is named the one line said of a line with no
- * number (FILE:LINE, once, output and status still sort -n's) and where it is not
- * said (an order named, gpusort beside $GPUMERGE, numbers and blanks only, -C).
+ * text orders, and a reader that goes away (SIGPIPE, or a write error where
+ * SIGPIPE is ignored).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,158 +225,99 @@ Test(cli, text_orders_match_gnu_sort, .timeout = 300)
     free(dir);
 }
 
-/* ------------------------------------------------------ the default order */
+/* ---------------------------------------------------------------- pipes */
 
-/* What gpumerge says of a line with no number where no order is named. */
-#define NO_NUMBER(at, what)                                                                \
-    "gpumerge: " at ": no number in this " what "; lines are ordered by -n, gpumerge's "   \
-    "default (name an order such as -n, -d or -f, or use gpusort for sort's byte order)\n"
-#define IN_LINE(at) NO_NUMBER(at, "line")
-#define IN_KEY(at) NO_NUMBER(at, "line's key")
-
-typedef struct {
-    const char *ours;   /* after "gpumerge SUBCOMMAND" (or gpusort's arguments) */
-    const char *theirs; /* LC_ALL=C sort's arguments */
-    const char *err;    /* gpumerge's standard error, whole */
-} default_case;
-
-/* The inputs of the default order's cases: numbers with a line of text among
- * them (after 200000 integers, which the integer path takes before it hands the
- * rest over, or under -S 64K, which writes runs), sorted ones for -m and -c, keys
- * with and without numbers, blank lines, and the forms -n reads as numbers. */
-static char *default_inputs(void)
+/* "{ CMD; echo $? >status; } | head -n 1" in dir: CMD's status, its standard
+ * error in *err (malloc'd). */
+static int into_head(const char *dir, const char *cmd, char **err)
 {
-    char *dir = scratch_dir();
-    cmd_result t = run_sh(dir, "printf '3\\nb\\n1\\na\\n' > text && "
-                               "printf '3\\n1\\n2\\n' > nums && printf '1\\n2\\n3\\n' > snums && "
-                               "printf -- '-1\\nabc\\n1\\n2\\n' > stext && "
-                               "printf '1\\n\\n  \\n\\t\\n-2\\n' > blank && "
-                               "printf ' -.5\\n  7\\n.5\\n-0\\n0x\\n' > forms && "
-                               "printf '1\\n+5\\n' > plus && "
-                               "printf 'x,3\\ny,\\nz,b\\nw,1\\n' > keyed && "
-                               "(seq 1 200000; echo abc; echo 5) > far && "
-                               "(seq -200000 -1; echo ' .x'; seq 1 3) > sfar && "
-                               "(seq 1 30000 | sed 's/^/k,/'; echo k,x; echo k,7) > farkey");
+    char *line;
+    if (asprintf(&line, "{ %s 2>err; echo $? >status; } | head -n 1 >/dev/null", cmd) < 0)
+        abort();
+    cmd_result r = run_sh(dir, line);
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    char *status_path = path_in(dir, "status"), *err_path = path_in(dir, "err");
+    char *status = read_file(status_path, NULL);
+    *err = read_file(err_path, NULL);
+    int code = atoi(status);
+    cmd_free(&r);
+    free(status), free(status_path), free(err_path), free(line);
+    return code;
+}
+
+/* Inputs big enough to fill a pipe many times over in a new folder (returned,
+ * malloc'd), and in cmds (NULL-ended) the commands that write them into head:
+ * sort and merge of integers and of records by a key, -u, -o /dev/stdout,
+ * standard input, under both names (gpusort a link in the folder). */
+static char *pipe_cases(const char *cmds[8])
+{
+    static const char *const rest[] = {
+        "sort big", "merge sorted sorted", "-t, -k2 rec", "-u -o /dev/stdout big",
+        "sort - < big",
+    };
+    static char lines[7][PATH_MAX + 64];
+    rng r;
+    rng_seed(&r, 23);
+    char *dir = scratch_dir(), *bin = realpath(gpumerge_path(), NULL), *link;
+    cr_assert_not_null(bin, "no %s", gpumerge_path());
+    random_file(&r, dir, "big", 2000000, 0, 0);
+    random_file(&r, dir, "sorted", 1000000, 0, 1);
+    if (asprintf(&link, "awk '{ print \"x,\" $1 }' big > rec && "
+                       "awk '{ print \"x,\" $1 }' sorted > recs && ln -s '%s' gpusort", bin) < 0)
+        abort();
+    cmd_result t = run_sh(dir, link);
     cr_assert_eq(t.status, 0, "%s", t.err);
     cmd_free(&t);
+    for (int i = 0; i < 5; i++)
+        snprintf(lines[i], sizeof lines[i], "'%s' %s %s", bin, gpumerge_device_arg(), rest[i]);
+    snprintf(lines[5], sizeof lines[5], "./gpusort %s -t, -k2 rec", gpumerge_device_arg());
+    snprintf(lines[6], sizeof lines[6], "./gpusort %s -m -t, -k2n recs recs", gpumerge_device_arg());
+    for (int i = 0; i < 7; i++)
+        cmds[i] = lines[i];
+    cmds[7] = NULL;
+    free(link), free(bin);
     return dir;
 }
 
-/* Runs each case, gpumerge (through gm(), or gpusort beside it when sub is NULL)
- * against sort: the same output and exit status, and its standard error. */
-static void run_default_cases(const char *dir, const char *sub, const default_case *cases,
-                              size_t n)
+/* A reader that goes away kills gpumerge by SIGPIPE, silently, as it kills sort
+ * (status 128 + 13), whichever the path. */
+Test(cli, closed_pipe_ends_by_sigpipe, .timeout = 300)
 {
-    char *gpusort = strdup(gpumerge_path()), *slash = strrchr(gpusort, '/');
-    char *at = slash ? (slash[1] = '\0', gpusort) : "";
-    for (size_t i = 0; i < n; i++) {
-        const default_case *c = &cases[i];
-        cmd_result ours;
-        if (sub) {
-            ours = gm(dir, sub, c->ours);
-        } else {
-            char *cmd;
-            if (asprintf(&cmd, "'%sgpusort' %s", at, c->ours) < 0)
-                abort();
-            ours = run_sh(dir, cmd);
-            free(cmd);
-        }
-        char *cmd;
-        if (asprintf(&cmd, "LC_ALL=C sort %s", c->theirs) < 0)
-            abort();
-        cmd_result theirs = run_sh(dir, cmd);
-        cr_expect_eq(ours.status, theirs.status, "%s: exit %d, sort's %d: %s", c->ours,
-                     ours.status, theirs.status, ours.err);
-        cr_expect(ours.out_len == theirs.out_len && memcmp(ours.out, theirs.out, ours.out_len) == 0,
-                  "%s: output differs from sort %s", c->ours, c->theirs);
-        cr_expect_str_eq(ours.err, c->err, "%s", c->ours);
-        cmd_free(&ours);
-        cmd_free(&theirs);
-        free(cmd);
+    signal(SIGPIPE, SIG_DFL); /* what the commands inherit */
+    const char *cmds[8];
+    char *err, *dir = pipe_cases(cmds);
+    cr_assert_eq(into_head(dir, "LC_ALL=C sort big", &err), 141, "sort: %s", err);
+    free(err);
+    for (int i = 0; cmds[i]; i++) {
+        int status = into_head(dir, cmds[i], &err);
+        cr_expect_eq(status, 141, "%s: status %d", cmds[i], status);
+        cr_expect_str_eq(err, "", "%s said something", cmds[i]);
+        free(err);
     }
-    free(gpusort);
-}
-
-/* Where no order is named, the first line whose key holds no number is named
- * once, FILE:LINE as sort names lines, whichever input it is in and however far
- * in; output and status stay sort -n's. */
-Test(cli, default_order_names_a_line_without_a_number, .timeout = 120)
-{
-    static const default_case sorts[] = {
-        { "text", "-n text", IN_LINE("text:2") },
-        { "nums text", "-n nums text", IN_LINE("text:2") },
-        { "< text", "-n < text", IN_LINE("-:2") },
-        { "nums - < text", "-n nums - < text", IN_LINE("-:2") },
-        { "text text nums", "-n text text nums", IN_LINE("text:2") },
-        { "plus", "-n plus", IN_LINE("plus:2") },
-        { "blank text", "-n blank text", IN_LINE("text:2") },
-        { "far", "-n far", IN_LINE("far:200001") },
-        { "< far", "-n far", IN_LINE("-:200001") },
-        { "-S 64K far", "-n far", IN_LINE("far:200001") },
-        { "-S 64K < far", "-n far", IN_LINE("-:200001") },
-        { "--device=cpu text", "-n text", IN_LINE("text:2") },
-        { "-t, -k2,2 keyed", "-n -t, -k2,2 keyed", IN_KEY("keyed:3") },
-        { "-t, -k2,2 -S 64K farkey", "-n -t, -k2,2 farkey", IN_KEY("farkey:30001") },
-        { "-t, -k2,2 -k1,1r farkey", "-t, -k2,2n -k1,1r farkey", IN_KEY("farkey:30001") },
-        { "-r -u far", "-n -r -u far", IN_LINE("far:200001") },
-    };
-    static const default_case merges[] = {
-        { "snums stext", "-m -n snums stext", IN_LINE("stext:2") },
-        { "stext snums", "-m -n stext snums", IN_LINE("stext:2") },
-        { "snums - < stext", "-m -n snums stext", IN_LINE("-:2") },
-        { "-S 64K sfar snums", "-m -n sfar snums", IN_LINE("sfar:200001") },
-    };
-    static const default_case checks[] = {
-        { "stext", "-c -n stext", IN_LINE("stext:2") },
-        { "< sfar", "-c -n sfar", IN_LINE("-:200001") },
-        { "text", "-c -n text", IN_LINE("text:2") "gpumerge: text:2: disorder: b\n" },
-    };
-    static const default_case options[] = { /* sort's own options for them */
-        { "-m snums stext", "-m -n snums stext", IN_LINE("stext:2") },
-        { "-c sfar", "-c -n sfar", IN_LINE("sfar:200001") },
-    };
-    char *dir = default_inputs();
-    run_default_cases(dir, "sort", sorts, sizeof sorts / sizeof sorts[0]);
-    run_default_cases(dir, "merge", merges, sizeof merges / sizeof merges[0]);
-    run_default_cases(dir, "check", checks, sizeof checks / sizeof checks[0]);
-    run_default_cases(dir, "", options, sizeof options / sizeof options[0]);
     free(dir);
 }
 
-/* Nothing is said where an order is named, by gpusort, of lines that all hold
- * numbers (in the forms -n reads) or are blank, or by -C; the same input with
- * no order named is what does. */
-Test(cli, default_order_says_nothing_where_it_should_not)
+/* Where SIGPIPE is ignored (trap '' PIPE), the closed pipe is a write error, as
+ * for sort: the message and status 2. sort 9.1 quotes 'standard output' and adds
+ * a "write error" line; gpumerge words it as its other write errors. */
+Test(cli, closed_pipe_with_sigpipe_ignored_is_a_write_error, .timeout = 300)
 {
-    static const default_case sorts[] = {
-        { "text", "-n text", IN_LINE("text:2") },
-        { "-n text", "-n text", "" },
-        { "-d text", "-d text", "" },
-        { "-f text", "-f text", "" },
-        { "-g text", "-g text", "" },
-        { "--sort=numeric text", "-n text", "" },
-        { "-k1,1n text", "-k1,1n text", "" },
-        { "-t, -k2,2n keyed", "-t, -k2,2n keyed", "" },
-        { "-t, -k2,2d keyed", "-t, -k2,2d keyed", "" },
-        { "-t, -k2,2r keyed", "-t, -k2,2r keyed", "" }, /* 'r' alone orders by bytes */
-        { "nums far", "-n nums far", IN_LINE("far:200001") },
-        { "nums snums", "-n nums snums", "" },
-        { "blank", "-n blank", "" },
-        { "forms", "-n forms", "" },
-        { "-t, -k3 keyed", "-n -t, -k3 keyed", "" }, /* no third field: blank keys */
-    };
-    static const default_case gpusort[] = {
-        { "text", "text", "" },
-        { "-t, -k2,2 keyed", "-t, -k2,2 keyed", "" },
-        { "-c stext", "-c stext", "gpumerge: stext:3: disorder: 1\n" },
-    };
-    static const default_case checks[] = {
-        { "-C stext", "-C -n stext", "" },
-        { "-C text", "-C -n text", "" },
-    };
-    char *dir = default_inputs();
-    run_default_cases(dir, "sort", sorts, sizeof sorts / sizeof sorts[0]);
-    run_default_cases(dir, NULL, gpusort, sizeof gpusort / sizeof gpusort[0]);
-    run_default_cases(dir, "check", checks, sizeof checks / sizeof checks[0]);
+    signal(SIGPIPE, SIG_IGN);
+    const char *cmds[8];
+    char *err, *dir = pipe_cases(cmds);
+    cr_assert_eq(into_head(dir, "LC_ALL=C sort big", &err), 2, "sort: %s", err);
+    cr_assert(strncmp(err, "sort: write failed: 'standard output': Broken pipe\n", 51) == 0,
+              "sort said %s", err);
+    free(err);
+    for (int i = 0; cmds[i]; i++) {
+        int status = into_head(dir, cmds[i], &err);
+        const char *shown = strstr(cmds[i], "/dev/stdout") ? "/dev/stdout" : "standard output";
+        char want[128];
+        snprintf(want, sizeof want, "gpumerge: write failed: %s: Broken pipe\n", shown);
+        cr_expect_eq(status, 2, "%s: status %d", cmds[i], status);
+        cr_expect_str_eq(err, want, "%s", cmds[i]);
+        free(err);
+    }
+    signal(SIGPIPE, SIG_DFL);
     free(dir);
 }

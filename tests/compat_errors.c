@@ -55,7 +55,6 @@ Test(compat, refused_options_are_named)
     static const error_case cases[] = {
         { "--debug ok", 2, "gpumerge: option '--debug' is not supported: it annotates sort's key fields; -v shows gpumerge's plan\n", 0 },
         { "--de ok", 2, "gpumerge: option '--debug' is not supported: it annotates sort's key fields; -v shows gpumerge's plan\n", 0 },
-        { "--compress-program=gzip ok", 2, "gpumerge: option '--compress-program' is not supported: temporary files are not compressed\n", 0 },
         /* the orders sort refuses together, in sort's words */
         { "-Mn ok", 2, "gpumerge: options '-Mn' are incompatible\n", 0 },
         { "-k1,1dV -k1,1inM ok", 2, "gpumerge: options '-iMn' are incompatible\n", 0 },
@@ -88,6 +87,7 @@ Test(compat, usage_errors_as_sort_words_them)
         { "--check=quiet -c ok", 2, "gpumerge: options '-cC' are incompatible\n", 1 },
         { "-o a -o b ok", 2, "gpumerge: multiple output files specified\n", 1 },
         { "-o a -o ./a ok", 2, "gpumerge: multiple output files specified\n", 1 },
+        { "--compress-program=a --compress-program=b ok", 2, "gpumerge: multiple compress programs specified\n", 1 },
         { "--unique=1 ok", 2, "gpumerge: option '--unique' doesn't allow an argument\n" TRY, 1 },
         { "--reverse=yes ok", 2, "gpumerge: option '--reverse' doesn't allow an argument\n" TRY, 1 },
         { "ok --output", 2, "gpumerge: option '--output' requires an argument\n" TRY, 1 },

@@ -1,8 +1,8 @@
 /*
  * compat_gnusort.c - random inputs through the sort-style invocation compared
  * byte for byte with LC_ALL=C sort: sort (-n, -r, -u, -s, -b, -f, standard
- * input, -o), merge (-m, --batch-size), check (-c, -C, --check's forms), -z, and
- * --files0-from.
+ * input, -o), merge (-m, --batch-size), check (-c, -C, --check's forms), -z,
+ * the obsolete keys +POS1 [-POS2] (as gpumerge and as gpusort), and --files0-from.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -141,6 +141,82 @@ Test(compat, zero_terminated_as_sort)
     cr_assert_eq(r.out_len, 0);
     cmd_free(&r);
     free(buf), free(q), free(p), free(dir);
+}
+
+/* ---------------------------------------------------------------- +POS1 */
+
+/* "./gpusort ARGS" (a link to gpumerge in dir) and "sort ARGS": the same
+ * status, output and error output (gpusort's messages begin "gpumerge:"). */
+static void gpusort_as_sort(const char *dir, const char *args)
+{
+    char *cmd;
+    if (asprintf(&cmd, "./gpusort </dev/null %s %s", gpumerge_device_arg(), args) < 0)
+        abort();
+    cmd_result ours = run_sh(dir, cmd), theirs = sort_sh(dir, args);
+    char *want_err = as_ours(theirs.err);
+    cr_assert_eq(ours.status, theirs.status, "gpusort %s: exit %d, sort: %d (%s | %s)", args,
+                 ours.status, theirs.status, ours.err, theirs.err);
+    cr_assert_eq(ours.out_len, theirs.out_len, "gpusort %s: %zu bytes, sort: %zu", args,
+                 ours.out_len, theirs.out_len);
+    cr_assert(memcmp(ours.out, theirs.out, ours.out_len) == 0, "gpusort %s differs", args);
+    cr_assert_str_eq(ours.err, want_err, "gpusort %s: standard error", args);
+    free(want_err), free(cmd);
+    cmd_free(&ours), cmd_free(&theirs);
+}
+
+/* sort's obsolete keys, +POS1 [-POS2] (fields and characters from 0), on lines
+ * of blank- and colon-separated fields, under both names: the key, its flags and
+ * the global options it inherits; a word that is no +POS1 is a file; a bad -POS2
+ * in sort's words; _POSIX2_VERSION=200112 (no +POS1 without a -POS2) and
+ * POSIXLY_CORRECT (no key after a file). */
+Test(compat, obsolete_keys_match_gnu_sort, .timeout = 120)
+{
+    static const char *const words[] = { "a", "B", "ab", "10", "9", " 2", "-3", "x1", "", "  z" };
+    rng r;
+    rng_seed(&r, 34);
+    text t = { 0 };
+    for (int i = 0; i < 3000; i++) {
+        for (int f = (int)rng_range(&r, 0, 4); f >= 0; f--)
+            text_putf(&t, "%s%s", words[rng_range(&r, 0, 9)], rng_range(&r, 0, 3) ? " " : ":");
+        text_puts(&t, "\n");
+    }
+    char *dir = scratch_dir(), *in = path_in(dir, "in"), *link;
+    write_file(in, t.buf, t.n);
+    if (asprintf(&link, "ln -s '%s' gpusort", gpumerge_path()) < 0)
+        abort();
+    cmd_result l = run_sh(dir, link);
+    cr_assert_eq(l.status, 0, "%s", l.err);
+    cmd_free(&l);
+    static const char *const keys[] = {
+        "+0", "+1 -2", "+1.2 -3", "+2n", "+1 -2 -r", "+0.1b -0.3", "-t: +1 -2", "+1 -0",
+        "+1.0 -2.0", "+1n -2r", "-s +1 -2.3", "+1b -2b -f", "-b +2 -3 +0 -1r", "-u +1 -2",
+        "+1 -2 -k1,1r", "-t: +0.1 -1.2n -s", "++1",
+        "+1 -2x", "+1 -2.", "+1 -2.x", "+1nM", "+x -2", "+ in", "+x in", "+1x", "-- +1",
+        "-c +1 -2",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char args[128], sort_args[128];
+        snprintf(args, sizeof args, "%s in", keys[i]);
+        gpusort_as_sort(dir, args);
+        snprintf(sort_args, sizeof sort_args, "-n %s in", keys[i]);
+        same_as_sort(dir, args, sort_args);
+    }
+    same_as_sort(dir, "sort +1 -2 in", "-n +1 -2 in");
+    gpusort_as_sort(dir, "+1 -2 -o out in && cat out");
+    cr_assert_eq(setenv("_POSIX2_VERSION", "200112", 1), 0);
+    gpusort_as_sort(dir, "+1 in");
+    gpusort_as_sort(dir, "+1 -2 in");
+    gpusort_as_sort(dir, "+1 -2 +2 in"); /* a -POS2 makes the usage traditional */
+    gpusort_as_sort(dir, "+2 +1 -2 in");
+    cr_assert_eq(setenv("POSIXLY_CORRECT", "1", 1), 0);
+    gpusort_as_sort(dir, "+1 -2 in");
+    cr_assert_eq(unsetenv("_POSIX2_VERSION"), 0);
+    gpusort_as_sort(dir, "+1 -2 in");
+    gpusort_as_sort(dir, "+1 in");
+    gpusort_as_sort(dir, "in +1 -2");
+    cr_assert_eq(unsetenv("POSIXLY_CORRECT"), 0);
+    gpusort_as_sort(dir, "in +1 -2");
+    free(t.buf), free(link), free(in), free(dir);
 }
 
 /* ---------------------------------------------------------------- files0 */

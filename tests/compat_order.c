@@ -88,7 +88,8 @@ Test(compat, help_subcommand)
 
 /* With POSIXLY_CORRECT options end at the first file operand, as sort's do:
  * what follows is read as files, but for sort's "-o FILE" and "-oFILE" where
- * it does not check. A subcommand is not a file operand. */
+ * it does not check, wherever they come (not after _POSIX2_VERSION=200112). A
+ * subcommand is not a file operand. */
 Test(compat, posixly_correct_ends_options_at_the_first_file)
 {
     char *dir = scratch_dir();
@@ -104,15 +105,20 @@ Test(compat, posixly_correct_ends_options_at_the_first_file)
     cmd_result r = gm(dir, "-n a -o out && cat out");
     assert_result(&r, 0, "1\n2\n3\n", "", "-n a -o out, then out");
     cmd_free(&r);
+    same_as_sort(dir, "-n a a -o out && cat out", "-n a a -o out && cat out");
+    same_as_sort(dir, "-n a -r a -oout", "-n a -r a -oout");
+    cr_assert_eq(setenv("_POSIX2_VERSION", "200112", 1), 0);
+    same_as_sort(dir, "-n a -o out", "-n a -o out");
+    cr_assert_eq(unsetenv("_POSIX2_VERSION"), 0);
     r = gm(dir, "sort -r a");
     assert_result(&r, 0, "3\n2\n1\n", "", "options after a subcommand");
     cmd_free(&r);
     gm_cli cli;
     gm_status st;
     cr_assert_eq(parse("-n a -r -u -oout", &cli, &st), GM_OK, "%s", st.msg);
-    cr_expect_eq(cli.nfiles, 4, "-n a -r -u -oout: %d files", cli.nfiles);
+    cr_expect_eq(cli.nfiles, 3, "-n a -r -u -oout: %d files", cli.nfiles);
     cr_expect_eq(cli.config.reverse, 0);
-    cr_expect_eq(cli.config.output, NULL);
+    cr_expect_str_eq(cli.config.output, "out");
     gm_cli_free(&cli);
     cr_assert_eq(parse("check -u a -o b", &cli, &st), GM_OK, "%s", st.msg);
     cr_expect_eq(cli.nfiles, 3, "check's -o after a file is a file");

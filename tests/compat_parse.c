@@ -2,11 +2,14 @@
  * compat_parse.c - the command line parsed as GNU sort parses it, gm_cli_parse
  * called directly to see what reaches gm_config: the mode (-m, -c, -C, --check's
  * arguments, a subcommand or a file), the operands, -S's sizes and suffixes, the
- * last -T, abbreviations, --parallel, --help ending the parse.
+ * last -T, abbreviations, --parallel, --help ending the parse, the obsolete keys
+ * +POS1 [-POS2] as the keys they stand for.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -146,5 +149,61 @@ Test(compat, parse_values_reach_the_config)
     gm_cli_free(&cli);
     cr_assert_eq(parse("--help --frobnicate", &cli, &st), GM_OK, "%s", st.msg);
     cr_expect_eq(cli.show_help, 1, "--help ends the parse, as in sort");
+    gm_cli_free(&cli);
+}
+
+/* +POS1 [-POS2] reach the keys as the -k they stand for: +F.C is -k F+1.C+1, and
+ * -F ends after field F (character 0), -F.C at character C of field F+1; a word
+ * that is no +POS1 is a file, and so is one after "--". */
+Test(compat, parse_obsolete_keys)
+{
+    static const struct {
+        const char *line;
+        int nkeys, nfiles;
+        size_t sword, schar, eword, echar;
+        int skipsblanks, skipeblanks, reverse;
+    } cases[] = {
+        { "+1 -2", 1, 0, 1, 0, 1, 0, 0, 0, 0 },
+        { "+1.2 -3", 1, 0, 1, 2, 2, 0, 0, 0, 0 },
+        { "+0.1b -0.3", 1, 0, 0, 1, 0, 3, 1, 0, 0 },
+        { "+1 -0", 1, 0, 1, 0, 0, 0, 0, 0, 0 },
+        { "+2 -3.1br f", 1, 1, 2, 0, 3, 1, 0, 1, 1 },
+        { "+3", 1, 0, 3, 0, SIZE_MAX, 0, 0, 0, 0 },
+        { "f +1 -2", 1, 1, 1, 0, 1, 0, 0, 0, 0 },
+        { "+ +x +1x +1. -- +1", 0, 5, 0, 0, 0, 0, 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gm_cli cli;
+        gm_status st;
+        cr_assert_eq(parse(cases[i].line, &cli, &st), GM_OK, "'%s': %s", cases[i].line, st.msg);
+        cr_expect_eq(cli.nfiles, cases[i].nfiles, "'%s': %d files", cases[i].line, cli.nfiles);
+        if (cases[i].nkeys) { /* the keys as parsed, before gm_keyspec_finish's own */
+            const gm_keydef *k = &cli.keyspec.keys[0];
+            cr_expect_eq(k->sword, cases[i].sword, "'%s': sword %zu", cases[i].line, k->sword);
+            cr_expect_eq(k->schar, cases[i].schar, "'%s': schar %zu", cases[i].line, k->schar);
+            cr_expect_eq(k->eword, cases[i].eword, "'%s': eword %zu", cases[i].line, k->eword);
+            cr_expect_eq(k->echar, cases[i].echar, "'%s': echar %zu", cases[i].line, k->echar);
+            cr_expect_eq(k->skipsblanks, cases[i].skipsblanks, "'%s': b on POS1", cases[i].line);
+            cr_expect_eq(k->skipeblanks, cases[i].skipeblanks, "'%s': b on POS2", cases[i].line);
+            cr_expect_eq(k->reverse, cases[i].reverse, "'%s': r", cases[i].line);
+        } else {
+            cr_expect_eq(cli.keyspec.keys[0].sword, 0, "'%s': the whole line", cases[i].line);
+            cr_expect_eq(cli.keyspec.keys[0].eword, SIZE_MAX, "'%s'", cases[i].line);
+        }
+        gm_cli_free(&cli);
+    }
+    gm_cli cli;
+    gm_status st;
+    cr_assert_eq(setenv("_POSIX2_VERSION", "200112", 1), 0);
+    cr_assert_eq(parse("+1 f", &cli, &st), GM_OK, "%s", st.msg);
+    cr_expect_eq(cli.nfiles, 2, "POSIX 1003.1-2001: +1 is a file");
+    gm_cli_free(&cli);
+    cr_assert_eq(unsetenv("_POSIX2_VERSION"), 0);
+    cr_assert_eq(parse("+1 -2x", &cli, &st), GM_EUSAGE);
+    cr_expect_str_eq(st.msg, "stray character in field spec: invalid field specification '-2x'");
+    gm_cli_free(&cli);
+    cr_assert_eq(parse("--strict +1", &cli, &st), GM_EUSAGE);
+    cr_expect_str_eq(st.msg, "options '--strict' and '+1' are incompatible: --strict takes "
+                             "lines of one integer each");
     gm_cli_free(&cli);
 }

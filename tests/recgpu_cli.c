@@ -84,9 +84,10 @@ static void cli_cases(const char *prog, const char *device, int gpu_said)
     free(dir);
 }
 
-/* Small blocks, staging pieces and budget: many blocks a chunk, several chunks. */
+/* Small blocks, staging pieces and budget: many blocks a chunk, several chunks;
+ * the budget holds gen_long's lines of 1 MiB (a longer line is refused). */
 #define FORCED "\"$GPUMERGE_FORCED\" --records-block=3000 --text-chunk=1000"
-#define SMALL "-S 256K --batch-size=3"
+#define SMALL "-S 2M --batch-size=3"
 
 Test(recgpu, cli_cpu_against_sort, .timeout = 240)
 {

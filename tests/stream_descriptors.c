@@ -173,7 +173,8 @@ Test(stream, a_run_holds_a_descriptor_only_while_read)
     gm_keys keys = { v, 3000, GM_I64 };
     gm_status st;
     gm_runfile run;
-    cr_assert_eq(gm_run_create(&run, dir, &st), GM_OK, "%s", st.msg);
+    gm_tmpspec spec = { dir, NULL };
+    cr_assert_eq(gm_run_create(&run, &spec, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(gm_run_put(&run, &keys, &st), GM_OK, "%s", st.msg);
     int room = gm_fd_room();
     cr_assert_eq(gm_run_rewind(&run, &st), GM_OK, "%s", st.msg);
@@ -193,7 +194,7 @@ Test(stream, a_run_holds_a_descriptor_only_while_read)
     gm_run_remove(&run);
 
     /* the same name, another file: refused by name */
-    cr_assert_eq(gm_run_create(&run, dir, &st), GM_OK, "%s", st.msg);
+    cr_assert_eq(gm_run_create(&run, &spec, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(gm_run_put(&run, &keys, &st), GM_OK, "%s", st.msg);
     cr_assert_eq(gm_run_rewind(&run, &st), GM_OK, "%s", st.msg);
     char *other = path_in(dir, "other");

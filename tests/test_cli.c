@@ -2,12 +2,14 @@
  * test_cli.c - the gpumerge command as users run it: what the suite's files share
  * (cli_cases.h: running gpumerge, checking its status and output, whether a GPU is
  * usable), the golden cases of testdata/cases, -o onto an input and a failed run
- * leaving -o as it was, a pipe into head, /dev/full, --help, --version and -v.
+ * leaving -o as it was, /dev/full, --help, --version and -v.
  * The cases are in
  *   cli_gnusort.c   random cases compared byte for byte with GNU sort (LC_ALL=C
  *                   sort -n, sort -m -n, sort -n -u, sort -n -r, sort -c), -o
- *                   through the shared mapping, the text orders, the default
- *                   order's line about a line with no number;
+ *                   through the shared mapping, the text orders, a pipe into
+ *                   head (SIGPIPE);
+ *   cli_default.c   the default order's line about a line with no number, and
+ *                   where nothing is said;
  *   cli_errors.c    every error with its message and exit status, and -z's
  *                   messages showing the input;
  *   cli_gpu.c       --device=gpu and --gpu=N with and without a GPU, CUDA left
@@ -160,30 +162,7 @@ Test(cli, failed_run_leaves_output_untouched)
     free(fresh), free(out), free(in), free(dir);
 }
 
-/* ---------------------------------------------------------------- pipes */
-
-Test(cli, pipe_into_head_ends_quietly, .timeout = 120)
-{
-    rng r;
-    rng_seed(&r, 23);
-    char *dir = scratch_dir();
-    random_file(&r, dir, "big", 2000000, 0, 0);
-    char *cmd;
-    if (asprintf(&cmd, "{ '%s' sort %s big; echo $? >status; } | head -n 1",
-                 gpumerge_path(), gpumerge_device_arg()) < 0)
-        abort();
-    cmd_result res = run_sh(dir, cmd);
-    cmd_result first = run_sh(dir, "LC_ALL=C sort -n big | head -n 1");
-    cr_assert_str_eq(res.out, first.out);
-    cr_assert_str_eq(res.err, "", "gpumerge said something: %s", res.err);
-    char *status_path = path_in(dir, "status");
-    char *status = read_file(status_path, NULL);
-    /* killed by SIGPIPE (128 + 13), or exit 2 where SIGPIPE is ignored */
-    cr_assert(strcmp(status, "141\n") == 0 || strcmp(status, "2\n") == 0, "status %s", status);
-    cmd_free(&res);
-    cmd_free(&first);
-    free(status), free(status_path), free(cmd), free(dir);
-}
+/* ---------------------------------------------------------------- full disk */
 
 Test(cli, full_disk_is_an_error)
 {

@@ -329,6 +329,8 @@ Test(package, bash_completion)
         { "gpumerge --kernel = \"\"", "auto\nbasic\ncircular\ntiled\n" },
         { "gpumerge --check = q", "quiet\n" },
         { "gpumerge --files0", "--files0-from=\n" },
+        { "gpumerge --comp", "--compress-program=\n" },
+        { "gpumerge --compress-program gzip \"\"", FIRST },
         { "gpumerge -T \"\"", "nested\n" },
         { "gpumerge -o n", "nested\nnumbers.txt\n" },
         { "gpumerge -o out \"\"", FIRST },

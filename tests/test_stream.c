@@ -18,6 +18,9 @@
  *                         truncated while read, block boundaries (a block ending
  *                         mid-line, CRLF split, errors in a late block with their
  *                         file:line), a pipe's prefix read by someone else.
+ *   stream_compress.c     --compress-program against sort: runs of both paths
+ *                         through PROG and back through PROG -d, PROG's failures
+ *                         in sort's words, nothing left behind, also on SIGTERM.
  *
  * Most cases run in-process through gm_run with a gm_config filled in (the -S,
  * -T and --batch-size fields), checked against qsort; the pipe and signal cases
