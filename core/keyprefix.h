@@ -1,14 +1,16 @@
 /*
  * keyprefix.h - the first key's 64-bit prefix, one copy for the host and the
  * device: where a key lies in a line (coreutils sort.c's begfield and limfield),
- * the -n, -h and byte encodings (numcmp.c and keys.c describe them), a line's
+ * the -n, -h, -M and byte encodings (with -f, -d and -i; numcmp.c and keys.c
+ * describe them), a line's
  * first eight bytes for the last resort, and the packing of a record's reference
  * (lines.h). keys.c, numcmp.c and lines.h call these for the CPU's records, and
  * cuda/records.cu for the device's, so the encodings cannot drift apart.
  *
  * GM_HD makes each function __host__ __device__ under nvcc and static inline
  * under a C compiler (as corank.h does). -g's encoding needs strtold and stays
- * in numcmp.c: gm_kp_line_prefix does not take a first key ordered by -g.
+ * in numcmp.c, -R's MD5 and -V's in keytext.c: gm_kp_takes says which keys
+ * gm_kp_line_prefix takes.
  */
 #ifndef GM_KEYPREFIX_H
 #define GM_KEYPREFIX_H
@@ -302,7 +304,94 @@ GM_HD uint64_t gm_kp_human(const unsigned char *s, size_t len, int *exact)
     return (uint64_t)(unit + 10) << 59 | n >> 5;
 }
 
-/* keys.h's gm_line_prefix for a first key in any order but -g (the caller's):
+/* -f, -d and -i as sort's keycompare sees a byte: folded to upper case, skipped
+ * (sort's nondictionary and nonprinting tables in the C locale). */
+GM_HD unsigned char gm_kp_upper(unsigned char c)
+{
+    return c >= 'a' && c <= 'z' ? (unsigned char)(c - 'a' + 'A') : c;
+}
+GM_HD int gm_kp_alnum(unsigned char c)
+{
+    return gm_kp_digit(c) || (gm_kp_upper(c) >= 'A' && gm_kp_upper(c) <= 'Z');
+}
+GM_HD int gm_kp_skipped(const gm_keydef *k, unsigned char c)
+{
+    if (k->ignore == GM_IGNORE_DICT)
+        return !gm_kp_alnum(c) && !gm_kp_blank(c);
+    if (k->ignore == GM_IGNORE_PRINT)
+        return c < 0x20 || c > 0x7e;
+    return 0;
+}
+GM_HD unsigned char gm_kp_shown_byte(const gm_keydef *k, unsigned char c)
+{
+    return k->fold ? gm_kp_upper(c) : c;
+}
+
+/* Byte order's prefix under -f, -d or -i: the first 8 bytes k shows, big-endian,
+ * zeros after; exact where the key ends within them and its last shown byte is
+ * not NUL (zeros could hide it). */
+GM_HD uint64_t gm_kp_shown(const gm_keydef *k, const unsigned char *s, size_t len, int *exact)
+{
+    uint64_t v = 0;
+    int n = 0;
+    unsigned char last = 1;
+    size_t i = 0;
+    for (; i < len && n < 8; i++)
+        if (!gm_kp_skipped(k, s[i])) {
+            last = gm_kp_shown_byte(k, s[i]);
+            v = v << 8 | last;
+            n++;
+        }
+    while (i < len && gm_kp_skipped(k, s[i]))
+        i++;
+    *exact = i == len && (n == 0 || last != 0);
+    return n == 0 ? 0 : n < 8 ? v << (8 * (8 - n)) : v;
+}
+
+/* sort's getmonth: blanks, then the first three bytes folded naming a month
+ * (1 to 12), else 0. The three letters as one number pick the month. */
+GM_HD int gm_kp_month(const unsigned char *s, size_t len)
+{
+    size_t p = gm_kp_skip_blanks(s, len, 0);
+    if (len - p < 3)
+        return 0;
+    uint32_t w = (uint32_t)gm_kp_upper(s[p]) << 16 | (uint32_t)gm_kp_upper(s[p + 1]) << 8 |
+                 gm_kp_upper(s[p + 2]);
+#define GM_KP_MON(a, b, c) ((uint32_t)(a) << 16 | (uint32_t)(b) << 8 | (uint32_t)(c))
+    switch (w) {
+    case GM_KP_MON('J', 'A', 'N'): return 1;
+    case GM_KP_MON('F', 'E', 'B'): return 2;
+    case GM_KP_MON('M', 'A', 'R'): return 3;
+    case GM_KP_MON('A', 'P', 'R'): return 4;
+    case GM_KP_MON('M', 'A', 'Y'): return 5;
+    case GM_KP_MON('J', 'U', 'N'): return 6;
+    case GM_KP_MON('J', 'U', 'L'): return 7;
+    case GM_KP_MON('A', 'U', 'G'): return 8;
+    case GM_KP_MON('S', 'E', 'P'): return 9;
+    case GM_KP_MON('O', 'C', 'T'): return 10;
+    case GM_KP_MON('N', 'O', 'V'): return 11;
+    case GM_KP_MON('D', 'E', 'C'): return 12;
+    default: return 0;
+    }
+#undef GM_KP_MON
+}
+
+/* Whether gm_kp_line_prefix makes the prefix of a first key k: bytes (-f, -d and
+ * -i too), -M where nothing is skipped (the month is then the whole order), -n
+ * and -h on the key's own bytes. -g (strtold), -R (MD5), -V, and the numbers and
+ * months of a copy that skips or folds take keys.c's host code. */
+GM_HD int gm_kp_takes(const gm_keydef *k)
+{
+    switch (k->order) {
+    case GM_ORDER_BYTES: return 1;
+    case GM_ORDER_MONTH: return !k->ignore;
+    case GM_ORDER_NUMERIC:
+    case GM_ORDER_HUMAN: return !k->fold && !k->ignore;
+    default: return 0;
+    }
+}
+
+/* keys.h's gm_line_prefix for a first key gm_kp_takes (the caller's check):
  * without keys the line's bytes (never exact: the last resort is all there is),
  * else the first key's encoding; either inverted by its -r. */
 GM_HD uint64_t gm_kp_line_prefix(const gm_keyspec *ks, const unsigned char *line, size_t len,
@@ -320,7 +409,10 @@ GM_HD uint64_t gm_kp_line_prefix(const gm_keyspec *ks, const unsigned char *line
     switch (k->order) {
     case GM_ORDER_NUMERIC: p = gm_kp_num(kt, kl, exact); break;
     case GM_ORDER_HUMAN: p = gm_kp_human(kt, kl, exact); break;
-    default: p = gm_kp_bytes(kt, kl, exact); break;
+    case GM_ORDER_MONTH: p = (uint64_t)gm_kp_month(kt, kl), *exact = 1; break;
+    default:
+        p = k->fold || k->ignore ? gm_kp_shown(k, kt, kl, exact) : gm_kp_bytes(kt, kl, exact);
+        break;
     }
     return k->reverse ? ~p : p;
 }

@@ -82,14 +82,15 @@ int gm_key_cmp(const gm_keyspec *ks, const uc *a, size_t alen, const uc *b, size
     return 0;
 }
 
-/* The prefix is keyprefix.h's, shared with the device, but for a first key
- * ordered by -g, whose encoding needs strtold (numcmp.c). */
+/* The prefix is keyprefix.h's, shared with the device, but for a first key it
+ * does not take: -g, whose encoding needs strtold (numcmp.c), and keytext.c's
+ * -R, -V and the numbers and months of a copy that skips or folds. */
 uint64_t gm_line_prefix(const gm_keyspec *ks, const uc *line, size_t len, int *exact)
 {
     int ex;
     uint64_t p;
     const gm_keydef *k = &ks->keys[0];
-    if (ks->nkeys > 0 && (k->order == GM_ORDER_GENERAL || gm_key_is_text(k))) {
+    if (ks->nkeys > 0 && !gm_kp_takes(k)) {
         size_t kl;
         const uc *kt = gm_kp_key_span(ks->tab, k, line, len, &kl);
         p = gm_key_is_text(k) ? gm_text_prefix(ks, k, kt, kl, &ex)

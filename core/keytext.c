@@ -14,27 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyprefix.h"
 #include "md5.h"
 #include "numcmp.h"
 #include "vercmp.h"
 
 typedef unsigned char uc;
 
-static int blank(uc c) { return c == ' ' || c == '\t' || c == '\n'; }
-static int alnum(uc c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
-static uc upper(uc c) { return c >= 'a' && c <= 'z' ? (uc)(c - 'a' + 'A') : c; }
-
-/* Whether k skips byte c. */
-static int skipped(const gm_keydef *k, uc c)
-{
-    if (k->ignore == GM_IGNORE_DICT)
-        return !alnum(c) && !blank(c);
-    if (k->ignore == GM_IGNORE_PRINT)
-        return c < 0x20 || c > 0x7e;
-    return 0;
-}
-
-static uc shown(const gm_keydef *k, uc c) { return k->fold ? upper(c) : c; }
+static int skipped(const gm_keydef *k, uc c) { return gm_kp_skipped(k, c); }
+static uc shown(const gm_keydef *k, uc c) { return gm_kp_shown_byte(k, c); }
 
 /* sort's CMP_WITH_IGNORE, or the folded bytes: the key's bytes as k shows them,
  * skipped ones passed over, then the one with bytes left is larger. */
@@ -54,24 +42,6 @@ static int bytes_cmp(const gm_keydef *k, const uc *a, size_t la, const uc *b, si
         i++;
         j++;
     }
-}
-
-/* sort's getmonth: blanks, then the first three bytes folded naming a month
- * (1 to 12), else 0. */
-static int month(const uc *s, size_t len)
-{
-    static const char names[12][4] = { "JAN", "FEB", "MAR", "APR", "MAY", "JUN",
-                                       "JUL", "AUG", "SEP", "OCT", "NOV", "DEC" };
-    size_t p = 0;
-    while (p < len && blank(s[p]))
-        p++;
-    if (len - p < 3)
-        return 0;
-    for (int m = 0; m < 12; m++)
-        if (upper(s[p]) == (uc)names[m][0] && upper(s[p + 1]) == (uc)names[m][1] &&
-            upper(s[p + 2]) == (uc)names[m][2])
-            return m + 1;
-    return 0;
 }
 
 static void digest(const gm_keyspec *ks, const uc *s, size_t len, uc out[16])
@@ -100,7 +70,7 @@ static int ordered_cmp(const gm_keyspec *ks, const gm_keydef *k, const uc *a, si
     case GM_ORDER_NUMERIC: return gm_num_cmp(a, la, b, lb);
     case GM_ORDER_GENERAL: return gm_general_cmp(a, la, b, lb);
     case GM_ORDER_HUMAN: return gm_human_cmp(a, la, b, lb);
-    case GM_ORDER_MONTH: return month(a, la) - month(b, lb);
+    case GM_ORDER_MONTH: return gm_kp_month(a, la) - gm_kp_month(b, lb);
     case GM_ORDER_VERSION: return gm_version_cmp(a, la, b, lb);
     case GM_ORDER_RANDOM:
         digest(ks, a, la, da);
@@ -146,52 +116,16 @@ int gm_text_cmp(const gm_keyspec *ks, const gm_keydef *k, const uc *a, size_t la
     return d;
 }
 
-/* The first 8 bytes k shows, big-endian, zeros after; exact where the key ends
- * within them and its last shown byte is not NUL (zeros could hide it). */
-static uint64_t shown_prefix(const gm_keydef *k, const uc *s, size_t len, int *exact)
-{
-    uint64_t v = 0;
-    int n = 0;
-    uc last = 1;
-    size_t i = 0;
-    for (; i < len && n < 8; i++)
-        if (!skipped(k, s[i])) {
-            last = shown(k, s[i]);
-            v = v << 8 | last;
-            n++;
-        }
-    while (i < len && skipped(k, s[i]))
-        i++;
-    *exact = i == len && (n == 0 || last != 0);
-    return n == 0 ? 0 : n < 8 ? v << (8 * (8 - n)) : v;
-}
-
 uint64_t gm_text_prefix(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len,
                         int *exact)
 {
+    *exact = 0;
+    if (k->order != GM_ORDER_RANDOM || k->fold || k->ignore)
+        return 0; /* -V, and copies that skip or fold: the comparison decides */
     uc d[16];
+    digest(ks, s, len, d); /* the digest's first bytes */
     uint64_t v = 0;
-    switch (k->order) {
-    case GM_ORDER_BYTES:
-        return shown_prefix(k, s, len, exact);
-    case GM_ORDER_MONTH: /* the month is the whole order of the key */
-        if (!k->ignore) {
-            *exact = 1;
-            return (uint64_t)month(s, len);
-        }
-        break;
-    case GM_ORDER_RANDOM: /* the digest's first bytes, when nothing changes them */
-        if (!k->fold && !k->ignore) {
-            digest(ks, s, len, d);
-            for (int i = 0; i < 8; i++)
-                v = v << 8 | d[i];
-            *exact = 0;
-            return v;
-        }
-        break;
-    default:
-        break;
-    }
-    *exact = 0; /* -V, and the rest copied first: the comparison decides */
-    return 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | d[i];
+    return v;
 }

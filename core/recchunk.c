@@ -22,6 +22,7 @@
 
 #include "../cuda/gpu.h"
 #include "engine.h"
+#include "keyprefix.h"
 #include "keytext.h"
 #include "numwarn.h"
 #include "pages.h"
@@ -100,10 +101,8 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, const gm_lines_src *src
 
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
 {
-    /* the device makes the prefixes of bytes, -n and -h (keyprefix.h) */
-    return op == GM_OP_SORT &&
-           !(ks->nkeys > 0 && (ks->keys[0].order == GM_ORDER_GENERAL ||
-                               gm_key_is_text(&ks->keys[0])));
+    /* the device makes the prefixes keyprefix.h makes */
+    return op == GM_OP_SORT && !(ks->nkeys > 0 && !gm_kp_takes(&ks->keys[0]));
 }
 
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device

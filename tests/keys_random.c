@@ -4,7 +4,8 @@
  * non-numbers, high bytes, empty lines and ties, sorted by a stable merge sort
  * with gm_line_cmp; -s, -r, -u, -b, -t, -z and several -k), and the prefix law:
  * prefix(a) < prefix(b) implies gm_line_cmp(a, b) < 0, and equal exact prefixes
- * imply equal first keys; -n's prefix read a byte or eight at a time; the
+ * imply equal first keys; the same for the text orders (-f -d -i -M) on lines
+ * of words; -n's prefix read a byte or eight at a time; the
  * prefixes of random lines against digests kept in testdata/records/prefix_digests.
  */
 #define _GNU_SOURCE
@@ -76,8 +77,28 @@ static void random_field(rng *r, text *t, int nan)
     }
 }
 
-/* n lines, some repeated whole for ties; nl: newlines may sit inside lines. */
-static line *random_lines(rng *r, int n, int nl, int nan)
+/* A field for the text orders: month names (any case, after blanks, cut short),
+ * words of mixed case sharing long beginnings, punctuation, digits, control and
+ * high bytes, version-like names. */
+static void random_text_field(rng *r, text *t)
+{
+    static const char *const parts[] = { "jan", "FEB", " Mar", "\tapr", "may", "JuN", "jul",
+                                         "aug ", "Sep", "oct", "NOV", "dEc", "ja", "xyz",
+                                         "https://www.", "Https://WWW.", "abcdefgh", "ABCDEFGH",
+                                         "a-b", "a.b", "A_B", "~", "1.2.10", "1.2.9", "v01",
+                                         "\x01", "\x7f", "\x80", "\xe9", "\xff", "!", "", " " };
+    int k = 1 + pick(r, 3);
+    for (int i = 0; i < k; i++)
+        text_puts(t, parts[pick(r, sizeof parts / sizeof *parts)]);
+    if (pick(r, 3) == 0) {
+        char c = (char)(pick(r, 2) ? 'a' + pick(r, 26) : 'A' + pick(r, 26));
+        text_put(t, &c, 1);
+    }
+}
+
+/* n lines, some repeated whole for ties; nl: newlines may sit inside lines;
+ * words: fields for the text orders instead of numbers. */
+static line *random_lines_of(rng *r, int n, int nl, int nan, int words)
 {
     static const char *const seps[] = { " ", "\t", ",", "  ", ", ", " \t", "\n" };
     line *v = calloc((size_t)n, sizeof *v);
@@ -98,12 +119,20 @@ static line *random_lines(rng *r, int n, int nl, int nan)
         for (int f = 0; f < nf; f++) {
             if (f > 0)
                 text_puts(&t, seps[pick(r, nl ? 7 : 6)]);
-            random_field(r, &t, nan);
+            if (words)
+                random_text_field(r, &t);
+            else
+                random_field(r, &t, nan);
         }
         v[i].s = (unsigned char *)t.buf;
         v[i].n = t.n;
     }
     return v;
+}
+
+static line *random_lines(rng *r, int n, int nl, int nan)
+{
+    return random_lines_of(r, n, nl, nan, 0);
 }
 
 static void free_lines(line *v, int n)
@@ -201,16 +230,16 @@ static const char *const diff_args[] = {
     "-z -k2n", "-z -k2,2 -u -k9,9n", "-z -t, -k2,2h -s",
 };
 
-static void differential(const char *args, int seed, int n)
+static void differential_of(const char *args, int seed, int n, int words)
 {
     int implied;
-    gm_keyspec ks = spec_from(args, &implied);
+    gm_keyspec ks = spec_from_as(args, words, &implied);
     rng r;
     rng_seed(&r, (uint64_t)seed);
     int general = 0;
     for (int i = 0; i < ks.nkeys; i++)
         general |= ks.keys[i].order == GM_ORDER_GENERAL;
-    line *v = random_lines(&r, n, ks.eol == '\0', !general);
+    line *v = random_lines_of(&r, n, ks.eol == '\0', !general, words);
     if (!sort_knows_rq()) /* an older sort's -h: R and Q (units only here) as no unit */
         for (int i = 0; i < n; i++)
             for (size_t j = 0; j < v[i].n; j++)
@@ -246,6 +275,27 @@ static void differential(const char *args, int seed, int n)
     free(in);
     free(dir);
     free_lines(v, n);
+}
+
+static void differential(const char *args, int seed, int n)
+{
+    differential_of(args, seed, n, 0);
+}
+
+/* The text orders on lines of words, in byte order where none is named (as
+ * gpusort orders them): -f, -d, -i, -M and their mixes, as keys and globally,
+ * with numeric keys beside them. */
+static const char *const text_args[] = {
+    "", "-r", "-u", "-s -k2", "-f", "-f -u", "-d", "-i", "-d -r", "-fd", "-fi -u",
+    "-M", "-M -r", "-M -u", "-Mf -s", "-k2,2f", "-k1,1d -k2", "-k2M -k1,1", "-t, -k2,2i -s",
+    "-b -k2,2M -u", "-k1.3,1.9f", "-z -f", "-z -k2,2M",
+};
+
+Test(keys, text_orders_against_sort, .timeout = 120)
+{
+    for (size_t a = 0; a < sizeof text_args / sizeof *text_args; a++)
+        for (int seed = 1; seed <= 3; seed++)
+            differential_of(text_args[a], (int)(a * 100 + (size_t)seed + 7000), 300, 1);
 }
 
 Test(keys, random_against_sort, .timeout = 120)

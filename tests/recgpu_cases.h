@@ -19,8 +19,10 @@ void gen_fields(rng *r, text *t, int n, char eol);
 void gen_equal(rng *r, text *t, int n, char eol);
 /* one key for every line, the first eight bytes shared by thousands; */
 void gen_equal_heads(rng *r, text *t, int n, char eol);
-/* ids many share, with more bytes in common after the id. */
+/* ids many share, with more bytes in common after the id; */
 void gen_long_heads(rng *r, text *t, int n, char eol);
+/* words for the text orders: mixed case, months, punctuation, shared beginnings. */
+void gen_words(rng *r, text *t, int n, char eol);
 
 typedef void (*gen_fn)(rng *, text *, int, char);
 
@@ -29,6 +31,7 @@ typedef struct {
     int lines;
     const char *args;  /* sort's options, as the shell takes them */
     int zero;          /* -z */
+    int bytes;         /* run as gpusort: byte order where none is named */
 } rec_case;
 
 /* Every generator with a few sets of sort's options, NCASES of them. */

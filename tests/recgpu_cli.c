@@ -5,7 +5,7 @@
  * is skipped, and says so), once as they come and once through gpumerge_forced
  * with small blocks, staging pieces and budget, so that a chunk on the device
  * holds many blocks and several chunks become runs; -v must say that the GPU
- * sorted them (but a first key by -g, which the CPU sorts). The sort with the
+ * sorted them (but a first key by -g, -R or -V, which the CPU sorts). The sort with the
  * text in device memory (core/recdev.c, cuda/resident.cu) runs every case over
  * several files, with small pieces in both directions, in place, and declined
  * for the host's share of ties; and range by range of its keys where a memory
@@ -56,9 +56,29 @@ static void same_as_sort(const char *dir, const char *cmd, cmd_result *res)
     free(out_path);
 }
 
-/* Each case through gpumerge (prog and its leading arguments) with device, against
- * LC_ALL=C sort; gpu_said: -v must say the GPU sorted chunks (but for -g). */
-static void cli_cases(const char *prog, const char *device, int gpu_said)
+/* The command that sorts case c with program bin (a shell word) and its leading
+ * options lead: `bin lead sort`, or for a case in byte order bin linked as
+ * gpusort (its name decides) and run as `./gpusort lead`. Freed by the caller. */
+static char *sorter(const rec_case *c, const char *bin, const char *lead)
+{
+    char *s;
+    if (c->bytes)
+        cr_assert(asprintf(&s, "ln -sf %s gpusort && ./gpusort %s", bin, lead) > 0);
+    else
+        cr_assert(asprintf(&s, "%s %s sort", bin, lead) > 0);
+    return s;
+}
+
+/* Whether the device sorts case c's chunks: not a first key by -g, -R or -V. */
+static int device_sorts(const rec_case *c)
+{
+    return !strstr(c->args, "-g") && !strstr(c->args, "R") && !strstr(c->args, "V");
+}
+
+/* Each case through gpumerge (bin and its leading options) with device's options,
+ * against LC_ALL=C sort; gpu_said: -v must say the GPU sorted chunks (where
+ * device_sorts). */
+static void cli_cases(const char *bin, const char *lead, const char *device, int gpu_said)
 {
     char *dir = scratch_dir();
     for (size_t i = 0; i < NCASES; i++) {
@@ -69,12 +89,13 @@ static void cli_cases(const char *prog, const char *device, int gpu_said)
         c->gen(&r, &t, c->lines, c->zero ? '\0' : '\n');
         char *in = path_in(dir, "in");
         write_file(in, t.buf, t.n);
-        char *cmd;
+        char *cmd, *prog = sorter(c, bin, lead);
         cr_assert(asprintf(&cmd, "LC_ALL=C sort %s in > want && %s %s -v %s in -o out",
                            c->args, prog, device, c->args) > 0);
+        free(prog);
         cmd_result res;
         same_as_sort(dir, cmd, &res);
-        if (gpu_said && !strstr(c->args, "-g"))
+        if (gpu_said && device_sorts(c))
             cr_assert(strstr(res.err, "sorted on the GPU"), "%s: -v says %s", cmd, res.err);
         cmd_free(&res);
         free(cmd);
@@ -86,25 +107,27 @@ static void cli_cases(const char *prog, const char *device, int gpu_said)
 
 /* Small blocks, staging pieces and budget: many blocks a chunk, several chunks;
  * the budget holds gen_long's lines of 1 MiB (a longer line is refused). */
-#define FORCED "\"$GPUMERGE_FORCED\" --records-block=3000 --text-chunk=1000"
+#define PLAIN "\"$GPUMERGE\""
+#define FORCED "\"$GPUMERGE_FORCED\""
+#define FORCED_LEAD "--records-block=3000 --text-chunk=1000"
 #define SMALL "-S 2M --batch-size=3"
 
 Test(recgpu, cli_cpu_against_sort, .timeout = 240)
 {
-    cli_cases("\"$GPUMERGE\"", "sort --device=cpu", 0);
+    cli_cases(PLAIN, "", "--device=cpu", 0);
     if (!getenv("GPUMERGE_FORCED"))
         cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
-    cli_cases(FORCED, "sort --device=cpu " SMALL, 0);
+    cli_cases(FORCED, FORCED_LEAD, "--device=cpu " SMALL, 0);
 }
 
 Test(recgpu, cli_gpu_against_sort, .timeout = 240)
 {
     if (!gpu_usable())
         cr_skip_test("GPU case skipped: no usable CUDA device");
-    cli_cases("\"$GPUMERGE\"", "sort --device=gpu", 1);
+    cli_cases(PLAIN, "", "--device=gpu", 1);
     if (!getenv("GPUMERGE_FORCED"))
         cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
-    cli_cases(FORCED, "sort --device=gpu " SMALL, 1);
+    cli_cases(FORCED, FORCED_LEAD, "--device=gpu " SMALL, 1);
 }
 
 /* Case c's lines cut into three files in dir: a, an empty b, and c, which lacks
@@ -142,13 +165,13 @@ Test(recgpu, cli_gpu_in_device_memory, .timeout = 300)
     for (size_t i = 0; i < NCASES; i++) {
         const rec_case *c = &CASES[i];
         three_files(c, 2000 + i, dir);
-        char *cmd;
-        cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && \"$GPUMERGE_FORCED\" "
-                           "--lines-piece=4096 --text-chunk=1000 sort --device=gpu -v %s "
-                           "a b c -o out", c->args, c->args) > 0);
+        char *cmd, *prog = sorter(c, FORCED, "--lines-piece=4096 --text-chunk=1000");
+        cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && %s --device=gpu -v %s "
+                           "a b c -o out", c->args, prog, c->args) > 0);
+        free(prog);
         cmd_result res;
         same_as_sort(dir, cmd, &res);
-        if (!strstr(c->args, "-g") && !strstr(c->args, "-u"))
+        if (device_sorts(c) && !strstr(c->args, "-u"))
             cr_assert(strstr(res.err, "sorted on the GPU in its memory"), "%s: -v says %s",
                       cmd, res.err);
         cmd_free(&res);
@@ -190,11 +213,14 @@ Test(recgpu, cli_gpu_in_device_memory_by_ranges, .timeout = 600)
         size_t text = three_sizes(dir);
         int ranged = 0, split = 0;
         for (size_t m = 2; m <= 4; m++) {
-            char *cmd;
-            cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && \"$GPUMERGE_FORCED\" "
-                               "--records-window=4096 --gpu-memory-limit=%zu --lines-piece=4096 "
-                               "--text-chunk=1000 sort --device=gpu -v -S %zub %s a b c "
-                               "-o out", c->args, m * text + (64 << 10), text, c->args) > 0);
+            char *cmd, *lead, *prog;
+            cr_assert(asprintf(&lead, "--records-window=4096 --gpu-memory-limit=%zu "
+                               "--lines-piece=4096 --text-chunk=1000", m * text + (64 << 10)) > 0);
+            prog = sorter(c, FORCED, lead);
+            cr_assert(asprintf(&cmd, "LC_ALL=C sort %s a b c > want && %s --device=gpu -v "
+                               "-S %zub %s a b c -o out", c->args, prog, text, c->args) > 0);
+            free(lead);
+            free(prog);
             cmd_result res;
             same_as_sort(dir, cmd, &res);
             ranged |= strstr(res.err, " of their first key's prefix") != NULL;
@@ -231,20 +257,20 @@ Test(recgpu, cli_gpu_in_device_memory_in_place_and_declined, .timeout = 120)
     if (!gpu_usable())
         cr_skip_test("GPU case skipped: no usable CUDA device");
     char *dir = scratch_dir();
-    const rec_case events = { gen_events, 20000, "-t, -k2,2n", 0 };
+    const rec_case events = { gen_events, 20000, "-t, -k2,2n", 0, 0 };
     three_files(&events, 31, dir);
     cmd_result res;
     same_as_sort(dir, "LC_ALL=C sort -t, -k2,2n a b c > want && \"$GPUMERGE\" sort "
                       "--device=gpu -t, -k2,2n a b c -o c && cp c out", &res);
     cmd_free(&res);
-    const rec_case heads = { gen_long_heads, 20000, "-n", 0 };
+    const rec_case heads = { gen_long_heads, 20000, "-n", 0, 0 };
     three_files(&heads, 32, dir);
     same_as_sort(dir, "LC_ALL=C sort -n a b c > want && \"$GPUMERGE\" sort --device=gpu -v "
                       "-S 4K -n a b c -o out", &res);
     cr_assert(strstr(res.err, "not sorted in device memory (lines: ") &&
               strstr(res.err, "bytes of tied lines for the host"), "-v says %s", res.err);
     cmd_free(&res);
-    const rec_case fields = { gen_fields, 8000, "-n -u", 0 }; /* numbers past 8 bytes */
+    const rec_case fields = { gen_fields, 8000, "-n -u", 0, 0 }; /* numbers past 8 bytes */
     three_files(&fields, 33, dir);
     same_as_sort(dir, "LC_ALL=C sort -n -u a b c > want && \"$GPUMERGE\" sort --device=gpu -v "
                       "-n -u a b c -o out", &res);

@@ -140,7 +140,7 @@ static int cut_blocks(const text *t, char eol, int nb, gm_lines_block *blocks)
 static void ties_case(const rec_case *c, int n, int threads, uint64_t seed, int nb,
                       int kernels)
 {
-    gm_keyspec ks = spec_from(c->args, NULL);
+    gm_keyspec ks = spec_from_as(c->args, c->bytes, NULL);
     rng r;
     rng_seed(&r, seed);
     text t = { NULL, 0, 0 };
@@ -222,13 +222,13 @@ Test(recgpu, ties_in_runs_too_large_for_one_task, .timeout = 120)
     /* more records than a parallel pass's minimum, a few keys for all: runs
      * larger than a task among the rest, sorted alone on all threads */
     static const rec_case big[] = {
-        { gen_equal, 0, "-t, -k2,2n", 0 },
-        { gen_equal, 0, "-t, -k1,1n", 0 },
-        { gen_events, 0, "-t, -k2,2n -k1,1", 0 },
-        { gen_equal, 0, "-t, -k2,2n -s", 0 },
-        { gen_equal, 0, "-t, -k2,2n -k1,1n", 0 },
-        { gen_equal_heads, 0, "-t, -k2,2n", 0 },
-        { gen_equal_heads, 0, "-t, -k2,2nr -k3,3n -s", 0 },
+        { gen_equal, 0, "-t, -k2,2n", 0, 0 },
+        { gen_equal, 0, "-t, -k1,1n", 0, 0 },
+        { gen_events, 0, "-t, -k2,2n -k1,1", 0, 0 },
+        { gen_equal, 0, "-t, -k2,2n -s", 0, 0 },
+        { gen_equal, 0, "-t, -k2,2n -k1,1n", 0, 0 },
+        { gen_equal_heads, 0, "-t, -k2,2n", 0, 0 },
+        { gen_equal_heads, 0, "-t, -k2,2nr -k3,3n -s", 0, 0 },
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; i++)
         ties_case(&big[i], 150000, 4, 300 + i, 2, 0);

@@ -130,32 +130,83 @@ void gen_long_heads(rng *r, text *t, int n, char eol)
     }
 }
 
+/* Fields of words for the text orders: upper and lower case, month names after
+ * blanks, punctuation and control bytes that -d and -i skip, high bytes, and
+ * beginnings shared past 8 and 16 bytes; copies of earlier lines. */
+void gen_words(rng *r, text *t, int n, char eol)
+{
+    static const char *const parts[] = { "jan", "FEB", " Mar", "\tapr", "May", "jun", "JUL",
+                                         "aug", "sep ", "Oct", "nov", "DEC", "xyz", "Ja",
+                                         "https://www.", "HTTPS://WWW.", "example.com/",
+                                         "Example.COM/", "a-b", "a.b", "A_B", "~", "1.2",
+                                         "\x01", "\x7f", "\xc3\xa9", "\xff", "!", "" };
+    size_t *starts = malloc((size_t)n * sizeof *starts);
+    for (int i = 0; i < n; i++) {
+        starts[i] = t->n;
+        if (i > 0 && rng_range(r, 0, 9) == 0) {
+            size_t s = starts[rng_range(r, 0, i - 1)], e = s;
+            while (t->buf[e] != eol)
+                e++;
+            char *copy = strndup(t->buf + s, e - s);
+            text_put(t, copy, e - s);
+            free(copy);
+        } else {
+            int nf = (int)rng_range(r, 1, 3);
+            for (int f = 0; f < nf; f++) {
+                if (f)
+                    text_put(t, rng_range(r, 0, 2) ? "," : " ", 1);
+                int np = (int)rng_range(r, 0, 4);
+                for (int k = 0; k < np; k++)
+                    text_putf(t, "%s", parts[rng_range(r, 0, 28)]);
+                text_putf(t, "%c", (char)((rng_range(r, 0, 1) ? 'a' : 'A') + rng_range(r, 0, 25)));
+            }
+        }
+        text_put(t, &eol, 1);
+    }
+    free(starts);
+}
+
 const rec_case CASES[] = {
-    { gen_events, 20000, "-t, -k2,2n", 0 },
-    { gen_events, 20000, "-t, -k2,2nr -s", 0 },
-    { gen_events, 20000, "-t, -k2,2n -u", 0 },
-    { gen_events, 20000, "-t, -k1,1 -k2,2n", 0 },
-    { gen_events, 5000, "-t, -k3 -k9,9n -r", 0 },
-    { gen_events, 5000, "-t, -k2,2n -k1,1nr", 0 },
-    { gen_fields, 8000, "-n", 0 },
-    { gen_fields, 8000, "-n -u", 0 },
-    { gen_fields, 8000, "-h -s", 0 },
-    { gen_fields, 8000, "-h -r", 0 },
-    { gen_fields, 8000, "-k2,2 -k1,1n", 0 },
-    { gen_fields, 8000, "-b -k2,2n -k3", 0 },
-    { gen_fields, 8000, "-t, -k1.2,1.4n -u", 0 },
-    { gen_fields, 4000, "-g", 0 },
-    { gen_long, 40, "-t, -k1,1n", 0 },
-    { gen_long, 40, "-t, -k2 -k9,9n", 0 },
-    { gen_equal, 20000, "-t, -k2,2n", 0 },
-    { gen_equal, 20000, "-t, -k2,2n -s", 0 },
-    { gen_equal, 20000, "-t, -k2,2n -u", 0 },
-    { gen_equal_heads, 20000, "-t, -k2,2n", 0 },
-    { gen_long_heads, 20000, "-n", 0 },
-    { gen_long_heads, 20000, "-n -r", 0 },
-    { gen_long_heads, 20000, "-t, -k1,1n", 0 },
-    { gen_fields, 8000, "-z -n", 1 },
-    { gen_events, 8000, "-z -t, -k2,2n -s", 1 },
+    { gen_events, 20000, "-t, -k2,2n", 0, 0 },
+    { gen_events, 20000, "-t, -k2,2nr -s", 0, 0 },
+    { gen_events, 20000, "-t, -k2,2n -u", 0, 0 },
+    { gen_events, 20000, "-t, -k1,1 -k2,2n", 0, 0 },
+    { gen_events, 5000, "-t, -k3 -k9,9n -r", 0, 0 },
+    { gen_events, 5000, "-t, -k2,2n -k1,1nr", 0, 0 },
+    { gen_fields, 8000, "-n", 0, 0 },
+    { gen_fields, 8000, "-n -u", 0, 0 },
+    { gen_fields, 8000, "-h -s", 0, 0 },
+    { gen_fields, 8000, "-h -r", 0, 0 },
+    { gen_fields, 8000, "-k2,2 -k1,1n", 0, 0 },
+    { gen_fields, 8000, "-b -k2,2n -k3", 0, 0 },
+    { gen_fields, 8000, "-t, -k1.2,1.4n -u", 0, 0 },
+    { gen_fields, 4000, "-g", 0, 0 },
+    { gen_long, 40, "-t, -k1,1n", 0, 0 },
+    { gen_long, 40, "-t, -k2 -k9,9n", 0, 0 },
+    { gen_equal, 20000, "-t, -k2,2n", 0, 0 },
+    { gen_equal, 20000, "-t, -k2,2n -s", 0, 0 },
+    { gen_equal, 20000, "-t, -k2,2n -u", 0, 0 },
+    { gen_equal_heads, 20000, "-t, -k2,2n", 0, 0 },
+    { gen_long_heads, 20000, "-n", 0, 0 },
+    { gen_long_heads, 20000, "-n -r", 0, 0 },
+    { gen_long_heads, 20000, "-t, -k1,1n", 0, 0 },
+    { gen_fields, 8000, "-z -n", 1, 0 },
+    { gen_events, 8000, "-z -t, -k2,2n -s", 1, 0 },
+    { gen_words, 20000, "", 0, 1 },
+    { gen_words, 20000, "-r -u", 0, 1 },
+    { gen_words, 20000, "-f", 0, 1 },
+    { gen_words, 20000, "-f -u", 0, 1 },
+    { gen_words, 20000, "-d -s", 0, 1 },
+    { gen_words, 20000, "-i -r", 0, 1 },
+    { gen_words, 20000, "-df", 0, 1 },
+    { gen_words, 20000, "-M", 0, 1 },
+    { gen_words, 20000, "-t, -k2,2M -k1,1f", 0, 1 },
+    { gen_words, 20000, "-t, -k2,2f -s", 0, 1 },
+    { gen_words, 20000, "-t, -k1,1 -k2,2n", 0, 1 },
+    { gen_long_heads, 20000, "", 0, 1 },
+    { gen_long_heads, 20000, "-t, -k2 -u", 0, 1 },
+    { gen_events, 20000, "-t, -k3,3 -s", 0, 1 },
+    { gen_words, 8000, "-z -f", 1, 1 },
 };
 const size_t NCASES = sizeof CASES / sizeof CASES[0];
 
