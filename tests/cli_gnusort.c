@@ -1,9 +1,10 @@
 /*
  * cli_gnusort.c - gpumerge against GNU sort on random inputs, byte for byte:
- * sort (-r, -u, several files, standard input; the text orders, -V on names
- * built for it), merge (-r, -u, many inputs, some empty), check's disorder
- * message, -o files written through the shared mapping on four threads, and a
- * reader that goes away (SIGPIPE, or a write error where SIGPIPE is ignored).
+ * sort (-r, -u, several files, standard input), merge (-r, -u, many inputs,
+ * some empty), check's disorder message (also where the integer path hands a
+ * check over), -o files written through the shared mapping on four threads, the
+ * text orders and -V on names built for its prefix, and a reader that goes away
+ * (SIGPIPE, or a write error where SIGPIPE is ignored).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -139,14 +140,43 @@ Test(cli, check_agrees_with_sort_c)
     free(dir);
 }
 
+/* A check whose input turns from integers to other numbers after many of them:
+ * the records path checks the rest from the last line the integer path took,
+ * whether a block of several chunks was declined or not, as sort -c -n does. */
+Test(cli, check_goes_on_from_the_integer_path)
+{
+    static const char *const tails[] = { "20000.5", "20000.5\n3", "19999.5" };
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char *make;
+        if (asprintf(&make, "(seq 1 20000; printf '%s\n') > in", tails[i]) < 0)
+            abort();
+        cmd_result t = run_sh(dir, make);
+        cr_assert_eq(t.status, 0, "%s", t.err);
+        cmd_free(&t);
+        free(make);
+        cmd_result ours = gm(dir, "check", "--parallel=4 in");
+        cmd_result theirs = run_sh(dir, "LC_ALL=C sort -c -n in");
+        cr_assert_eq(ours.status, theirs.status, "tail %s: exit %d, sort's %d: %s", tails[i],
+                     ours.status, theirs.status, ours.err);
+        cr_assert_str_eq(ours.err + (*ours.err ? strlen("gpumerge") : 0),
+                         theirs.err + (*theirs.err ? strlen("sort") : 0), "tail %s", tails[i]);
+        cmd_free(&ours);
+        cmd_free(&theirs);
+    }
+    free(dir);
+}
+
 /* sort's obsolete -y is taken and ignored, as sort takes it. */
 Test(cli, obsolete_y_is_ignored)
 {
-    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    char *dir = scratch_dir(), *in = path_in(dir, "in"), *nums = path_in(dir, "nums");
     write_text(in, "b,3\na,1\nc,2\n10\n");
+    write_text(nums, "3\n1.5\n2\n10\n");
     same_as_sort(dir, "sort", "-y -t, -k2,2n in", "-y -t, -k2,2n in");
-    same_as_sort(dir, "sort", "-y in", "-y -n in");
+    same_as_sort(dir, "sort", "-y nums", "-y -n nums");
     free(in);
+    free(nums);
     free(dir);
 }
 
