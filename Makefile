@@ -95,7 +95,7 @@ CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c 
 CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c core/keytext.c core/md5.c core/vercmp.c
-CORE_SRC += core/lines.c core/linesplit.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
+CORE_SRC += core/lines.c core/linesplit.c core/numwarn.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
 CORE_SRC += core/recgpu.c core/recspan.c core/recdev.c core/recwalk.c core/recrange.c core/api.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c

@@ -198,18 +198,22 @@ static int stage_room(gm_input *in, int64_t lines, gm_status *st)
 
 /* The chunks' outcomes in file order: the first problem (with the order across
  * chunks and from the block before), else the keys' places (key0), their count and
- * whether one is wide. Returns GM_OK or the problem's status. */
+ * whether one is wide. Returns GM_OK or the problem's status. The last key moves
+ * on only with a block taken whole: a block declined for the records path hands
+ * them all its lines, to be checked after the block before's last key. */
 static int check_chunks(gm_input *in, const gm_block *b, const gm_parse_opts *o,
                         int64_t *nkeys, int *wide, gm_status *st)
 {
     *nkeys = 0;
     *wide = 0;
+    int64_t prev = in->prev;
+    int have_prev = in->have_prev;
     for (int c = 0; c < in->work.nchunks; c++) {
         struct gm_chunk *ch = &in->work.chunks[c];
         if (ch->alloc_failed)
             return gm_fail(st, GM_ENOMEM, "out of memory parsing %s", in->shown);
-        if (o->ordered && in->have_prev && ch->n > 0) {
-            int64_t x = in->prev ^ o->mask, y = ch->first ^ o->mask;
+        if (o->ordered && have_prev && ch->n > 0) {
+            int64_t x = prev ^ o->mask, y = ch->first ^ o->mask;
             if (y < x || (o->strict && y == x))
                 return gm_parse_report(in, b, GM_PROB_DISORDER,
                                        in->line + ch->line0 + ch->first_line, ch->first_text, st);
@@ -218,13 +222,15 @@ static int check_chunks(gm_input *in, const gm_block *b, const gm_parse_opts *o,
             return gm_parse_report(in, b, ch->prob, in->line + ch->line0 + ch->prob_line,
                                    ch->prob_text, st);
         if (ch->n > 0) {
-            in->prev = ch->last;
-            in->have_prev = 1;
+            prev = ch->last;
+            have_prev = 1;
         }
         *wide |= ch->wide_used;
         ch->key0 = *nkeys;
         *nkeys += ch->n;
     }
+    in->prev = prev;
+    in->have_prev = have_prev;
     return GM_OK;
 }
 

@@ -9,8 +9,8 @@
  *
  * GM_HD makes each function __host__ __device__ under nvcc and static inline
  * under a C compiler (as corank.h does). -g's encoding needs strtold and stays
- * in numcmp.c, -R's MD5 and -V's in keytext.c: gm_kp_takes says which keys
- * gm_kp_line_prefix takes.
+ * in numcmp.c, -R's MD5 in keytext.c, -V's in verprefix.h (which keytext.c
+ * calls): gm_kp_takes says which keys gm_kp_line_prefix takes.
  */
 #ifndef GM_KEYPREFIX_H
 #define GM_KEYPREFIX_H

@@ -7,7 +7,7 @@
  * or folds is copied so before any order but bytes compares it, as keycompare
  * copies it; bytes with -d or -i compare as sort's CMP_WITH_IGNORE walks them.
  * Each order's 64-bit prefix keeps keys.h's promise (a smaller prefix is a
- * smaller key).
+ * smaller key); -V's is verprefix.h's.
  */
 #include "keytext.h"
 
@@ -18,6 +18,7 @@
 #include "md5.h"
 #include "numcmp.h"
 #include "vercmp.h"
+#include "verprefix.h"
 
 typedef unsigned char uc;
 
@@ -116,9 +117,11 @@ int gm_text_cmp(const gm_keyspec *ks, const gm_keydef *k, const uc *a, size_t la
 uint64_t gm_text_prefix(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len,
                         int *exact)
 {
+    if (k->order == GM_ORDER_VERSION && !k->fold && !k->ignore)
+        return gm_kp_version(s, len, exact); /* verprefix.h, on the key's own bytes */
     *exact = 0;
     if (k->order != GM_ORDER_RANDOM || k->fold || k->ignore)
-        return 0; /* -V, and copies that skip or fold: the comparison decides */
+        return 0; /* copies that skip or fold: the comparison decides */
     uc d[16];
     digest(ks, s, len, d); /* the digest's first bytes */
     uint64_t v = 0;

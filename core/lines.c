@@ -302,11 +302,16 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
             return GM_ENOMEM;
     }
     size_t filled = s->carry_len;
+    const unsigned char eol = (unsigned char)s->eol;
+    /* the block's lines: those in the bytes carried (a hand-over's head holds
+     * some), those read now, and an end added to the last */
+    int64_t lines = -s->eols;
+    if (s->carry_len)
+        lines += (int64_t)count_eol(s->carry, s->carry + s->carry_len, eol);
     if (s->carry_len)
         memcpy(buf, s->carry, s->carry_len);
     s->carry_len = 0;
     size_t searched = 0; /* no terminator in buf[0, searched) */
-    const unsigned char eol = (unsigned char)s->eol;
     /* a regular file's lines are counted as it is read, while one read fills
      * the block (the usual case) */
     size_t ncounts = (cap + UNIT - 1) / UNIT;
@@ -350,6 +355,7 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         s->done = 1;
         if (filled > 0 && buf[filled - 1] != eol) {
             buf[len++] = eol; /* sort ends the last line */
+            lines++;
             if (counts)
                 counts[filled / UNIT]++;
         }
@@ -377,6 +383,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     b->counts = counts;
     b->ncounts = (len + UNIT - 1) / UNIT;
     s->bytes += (int64_t)len;
+    s->block_line = s->line0 + s->lines_out;
+    s->lines_out += lines + s->eols;
     if (s->input)
         gm_progress_read((int64_t)len);
     *out = b;

@@ -110,6 +110,11 @@ typedef struct gm_lines_src {
     int64_t eols;     /* terminators read here (the line number of a too-long line) */
     size_t line_max;  /* the longest line read (bytes before its end), 0: any */
     int input;        /* an input's, not a run's: --progress counts its bytes */
+    int64_t lines_out;  /* lines handed out in blocks */
+    int64_t block_line; /* line0 and the lines handed out before the last block */
+    const gm_config *watch; /* the run whose default -n checks the lines for a
+                               number (numwarn.h), NULL: none; and the key */
+    int watch_key;
 } gm_lines_src;
 
 /* Opens name ("-": standard input) for reading as gm_input_open does. Returns
@@ -154,6 +159,12 @@ void gm_lines_close(gm_lines_src *s);
  * nthreads threads. Returns GM_OK or GM_ENOMEM. */
 int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
                    gm_status *st);
+
+/* gm_lines_split of b, the block s handed out last; where s is checked for
+ * numbers (numwarn.h), the lines of b are checked as they are split, and the
+ * first that holds none is named. */
+int gm_lines_split_checked(const gm_lines_src *s, const gm_keyspec *ks, const gm_lines_block *b,
+                           gm_recs *v, int nthreads, gm_status *st);
 
 /* The lines of b (its terminators eol), from the counts made as it was read, else
  * counted on nthreads threads. */

@@ -3,7 +3,9 @@
  * lines counted (gm_lines_count), see lines.h: each piece's lines are counted
  * first so that every piece knows where its records go, then the prefixes of
  * all the pieces are made in parallel on the pool; a first key that is one
- * whole -t field under -n takes fieldnum.h's quick prefix.
+ * whole -t field under -n takes fieldnum.h's quick prefix. A split of an input
+ * whose default -n is checked (numwarn.h) looks again at the lines whose prefix
+ * is zero's, and at every line where the key checked is not the first.
  */
 #define _GNU_SOURCE
 #include "lines.h"
@@ -14,6 +16,7 @@
 #include "eolscan.h"
 #include "fieldnum.h"
 #include "keyprefix.h"
+#include "numwarn.h"
 #include "util.h"
 
 enum { SPLIT_PIECE = 256 << 10 }; /* a block not counted is split this much a task */
@@ -28,6 +31,9 @@ struct split_job {
     size_t *count;  /* lines per piece, then the first record's index */
     gm_rec *out;
     gm_fieldnum quick; /* the first key's quick prefix, where it applies */
+    int check;         /* the key checked for a number (numwarn.h), or -1 */
+    uint64_t zero;     /* the prefix of a first key that holds no number or zero */
+    size_t bad;        /* the first record whose line holds no number (atomic) */
 };
 
 static void split_count(void *ctx, int i)
@@ -37,7 +43,7 @@ static void split_count(void *ctx, int i)
 }
 
 /* The record of the line [p, e) (e: its terminator). */
-static inline void split_line(const struct split_job *j, gm_rec *r, const unsigned char *p,
+static inline void split_line(struct split_job *j, gm_rec *r, const unsigned char *p,
                               const unsigned char *e)
 {
     size_t len = (size_t)(e - p);
@@ -45,6 +51,14 @@ static inline void split_line(const struct split_job *j, gm_rec *r, const unsign
     r->prefix = j->quick.on ? gm_fieldnum_prefix(&j->quick, j->ks, p, len, j->data + j->len, &exact)
                             : gm_line_prefix(j->ks, p, len, &exact);
     r->ref = gm_rec_make_ref(p, len, exact);
+    if (j->check >= 0 && (j->check > 0 || r->prefix == j->zero) &&
+        !gm_numwarn_holds(j->ks, j->check, p, len)) {
+        size_t i = (size_t)(r - j->out);
+        for (size_t b = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
+             i < b && !__atomic_compare_exchange_n(&j->bad, &b, i, 0, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED);)
+            ;
+    }
 }
 
 /* Piece i's records: its terminators found 64 bytes a compare, the tail by memchr. */
@@ -67,8 +81,10 @@ static void split_fill(void *ctx, int i)
     }
 }
 
-int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
-                   gm_status *st)
+/* gm_lines_split, the lines checked for a number where check >= 0: the first
+ * record of b whose line holds none in *bad, else SIZE_MAX. */
+static int split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
+                 int check, size_t *bad, gm_status *st)
 {
     int pieces = (int)(b->len / SPLIT_PIECE) + 1;
     if (pieces > nthreads * 16)
@@ -79,7 +95,8 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
     if (!mem)
         return gm_fail(st, GM_ENOMEM, "out of memory splitting lines");
     struct split_job j = { ks, b->data, b->len, (unsigned char)ks->eol, pieces, mem,
-                           mem + pieces + 1, NULL, { 0, 0, 0, 0 } };
+                           mem + pieces + 1, NULL, { 0, 0, 0, 0 }, check,
+                           check >= 0 ? gm_numwarn_zero(ks) : 0, SIZE_MAX };
     gm_fieldnum_init(&j.quick, ks);
     j.bound[0] = 0;
     j.bound[pieces] = b->len;
@@ -115,7 +132,26 @@ int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, in
         gm_parallel_for(nthreads, pieces, split_fill, &j);
         v->n += total;
     }
+    *bad = j.bad;
     free(mem);
+    return rc;
+}
+
+int gm_lines_split(const gm_keyspec *ks, const gm_lines_block *b, gm_recs *v, int nthreads,
+                   gm_status *st)
+{
+    size_t bad;
+    return split(ks, b, v, nthreads, -1, &bad, st);
+}
+
+int gm_lines_split_checked(const gm_lines_src *s, const gm_keyspec *ks, const gm_lines_block *b,
+                           gm_recs *v, int nthreads, gm_status *st)
+{
+    int check = s->watch && !gm_numwarn_said() ? s->watch_key : -1;
+    size_t bad;
+    int rc = split(ks, b, v, nthreads, check, &bad, st);
+    if (!rc && bad != SIZE_MAX)
+        gm_numwarn_say(s->watch, check, s->shown, s->block_line + (int64_t)bad + 1);
     return rc;
 }
 

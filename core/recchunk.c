@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "keyprefix.h"
 #include "keytext.h"
+#include "numwarn.h"
 #include "pages.h"
 #include "progress.h"
 #include "recdev.h"
@@ -71,8 +72,10 @@ static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
     return (size_t)gm_records_chunk_memory(ks, c->bytes, c->recs.n + c->lines);
 }
 
-static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
-                     gm_status *st)
+/* Adds b, the block src handed out last, to the chunk: split into records, or
+ * for the GPU counted (and checked for numbers, numwarn.h: no split sees it). */
+static int chunk_add(struct chunk *c, gm_lines_block *b, const gm_lines_src *src,
+                     struct rec_run *r, gm_status *st)
 {
     if (c->nblocks == c->cap) {
         int cap = c->cap ? 2 * c->cap : 16;
@@ -90,9 +93,10 @@ static int chunk_add(struct chunk *c, gm_lines_block *b, struct rec_run *r,
     c->recs.most = c->bytes < r->budget ? (r->budget - c->bytes) / sizeof(gm_rec) : 1;
     if (r->gpu) {
         c->lines += gm_lines_count(b, r->ks->eol, r->nthreads);
+        gm_numwarn_block(src, b, r->nthreads);
         return GM_OK;
     }
-    return gm_lines_split(r->ks, b, &c->recs, r->nthreads, st);
+    return gm_lines_split_checked(src, r->ks, b, &c->recs, r->nthreads, st);
 }
 
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
@@ -260,7 +264,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
             double m = gm_now();
             r->read += m - a;
             if (!rc && b)
-                rc = chunk_add(&c, b, r, st);
+                rc = chunk_add(&c, b, &r->srcs[i], r, st);
             r->split += gm_now() - m;
             if (!rc && chunk_memory(&c, r->ks) > r->budget)
                 rc = spill(&c, r, &runs, &nruns, &cap, st);

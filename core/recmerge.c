@@ -91,7 +91,7 @@ static int next_block(const gm_recmerge_opts *o, struct msrc *m, int eager, int 
     while (!rc && m->recs.n == 0 && !m->src->done) {
         rc = gm_lines_read(m->src, o->block, eager, o->nthreads, &m->block, st);
         if (!rc && m->block)
-            rc = gm_lines_split(o->ks, m->block, &m->recs, o->nthreads, st);
+            rc = gm_lines_split_checked(m->src, o->ks, m->block, &m->recs, o->nthreads, st);
     }
     if (!rc && o->check_order && m->recs.n > 0) {
         size_t bad = gm_rec_first_disorder(o->ks, m->have_prev ? &m->prev : NULL, m->recs.r,

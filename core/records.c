@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "numwarn.h"
 #include "output.h"
 #include "records_impl.h"
 #include "recrun.h"
@@ -342,6 +343,7 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
                 gm_lines_limit(&r.srcs[i], src[i].end);
             r.srcs[i].input = 1;
             r.srcs[i].line_max = r.budget;
+            gm_numwarn_watch(&r.srcs[i], cfg);
             r.open[i] = 1;
         } else if (src[i].own_fd) {
             close(src[i].fd);

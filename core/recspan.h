@@ -5,7 +5,10 @@
  * A span is the bytes an input handed over already read (the integer path's),
  * then its file's bytes from its offset; an end of line is added where the last
  * line lacks one. The preads leave the inputs' offsets alone, so every pass reads
- * the same bytes, and a declined sort reads them again another way.
+ * the same bytes, and a declined sort reads them again another way. The pass that
+ * --progress counts reads every byte once: where gpumerge's default -n checks
+ * the lines for a number (numwarn.h), it checks them there, on the host, before
+ * they go to the device.
  */
 #ifndef GM_RECSPAN_H
 #define GM_RECSPAN_H
@@ -31,6 +34,10 @@ typedef struct gm_span_feed {
     uint64_t left;      /* bytes still to read in all */
     int progress;       /* count the bytes for --progress */
     gm_pread_span *ps;  /* nspans + 1 entries */
+    int check;          /* the key checked for a number (numwarn.h), or -1 */
+    int64_t lines;      /* the lines of span `at` before its byte `done`, its line0 too */
+    int64_t part;       /* where in that span a line begun in an earlier read starts,
+                           or -1 */
 } gm_span_feed;
 
 /* The inputs of r as spans (spans: r->nnames + 1 entries), their bytes in *bytes

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "numwarn.h"
 #include "output.h"
 #include "plan.h"
 #include "records_impl.h"
@@ -42,6 +43,7 @@ int gm_records_src_open(struct rec_run *r, int i, gm_status *st)
     else
         r->open[i] = 1;
     r->srcs[i].line_max = r->budget; /* a line must fit in the memory budget */
+    gm_numwarn_watch(&r->srcs[i], r->cfg);
     return rc;
 }
 
@@ -94,6 +96,7 @@ int gm_records_spool_aliases(struct rec_run *r, const gm_output *out, gm_status 
         memcpy(shown, s->shown, sizeof shown);
         gm_lines_close(s);
         gm_lines_open_fd(s, fd, 1, shown, r->ks->eol);
+        gm_numwarn_watch(s, r->cfg);
     }
     return GM_OK;
 }

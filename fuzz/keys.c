@@ -7,9 +7,10 @@
  * prefix law (a lower prefix sorts first; equal exact prefixes, equal keys). The
  * first line is also parsed as a -k argument, which must succeed or say why.
  *
- * Input: one byte of options (bits 0-1 the order: -n, -g, -h, bytes; bit 2 -r;
- * bit 3 the key is field 2 of ','-separated fields, else the whole line), then the
- * two lines separated by a NUL byte, each in a buffer of exactly its size.
+ * Input: one byte of options (bits 0-1 the order: -n, -g, -h, bytes; bit 4 -V
+ * instead; bit 2 -r; bit 3 the key is field 2 of ','-separated fields, else the
+ * whole line), then the two lines separated by a NUL byte, each in a buffer of
+ * exactly its size.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,12 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gm_keyspec_init(&ks);
     static const gm_order orders[] = { GM_ORDER_NUMERIC, GM_ORDER_GENERAL, GM_ORDER_HUMAN,
                                        GM_ORDER_BYTES };
-    gm_order order = orders[flags & 3];
+    gm_order order = flags & 16 ? GM_ORDER_VERSION : orders[flags & 3];
     gm_status st = { GM_OK, "", 0 };
     if (flags & 8) {
         ks.tab = ',';
         static const char *const key[] = { "2,2n", "2,2g", "2,2h", "2,2" };
-        CHECK(gm_keyspec_parse_key(&ks, key[flags & 3], &st) == GM_OK);
+        CHECK(gm_keyspec_parse_key(&ks, flags & 16 ? "2,2V" : key[flags & 3], &st) == GM_OK);
         CHECK(gm_keyspec_parse_key(&ks, "9,9n", &st) == GM_OK); /* bytes stay bytes */
         ks.keys[0].reverse = (flags & 4) != 0;
     } else {

@@ -1,9 +1,10 @@
 /*
  * cli_gnusort.c - gpumerge against GNU sort on random inputs, byte for byte:
  * sort (-r, -u, several files, standard input), merge (-r, -u, many inputs,
- * some empty), check's disorder message, -o files written through the shared
- * mapping on four threads, and a reader that goes away (SIGPIPE, or a write
- * error where SIGPIPE is ignored).
+ * some empty), check's disorder message (also where the integer path hands a
+ * check over), -o files written through the shared mapping on four threads, the
+ * text orders and -V on names built for its prefix, and a reader that goes away
+ * (SIGPIPE, or a write error where SIGPIPE is ignored).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -139,14 +140,43 @@ Test(cli, check_agrees_with_sort_c)
     free(dir);
 }
 
+/* A check whose input turns from integers to other numbers after many of them:
+ * the records path checks the rest from the last line the integer path took,
+ * whether a block of several chunks was declined or not, as sort -c -n does. */
+Test(cli, check_goes_on_from_the_integer_path)
+{
+    static const char *const tails[] = { "20000.5", "20000.5\n3", "19999.5" };
+    char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char *make;
+        if (asprintf(&make, "(seq 1 20000; printf '%s\n') > in", tails[i]) < 0)
+            abort();
+        cmd_result t = run_sh(dir, make);
+        cr_assert_eq(t.status, 0, "%s", t.err);
+        cmd_free(&t);
+        free(make);
+        cmd_result ours = gm(dir, "check", "--parallel=4 in");
+        cmd_result theirs = run_sh(dir, "LC_ALL=C sort -c -n in");
+        cr_assert_eq(ours.status, theirs.status, "tail %s: exit %d, sort's %d: %s", tails[i],
+                     ours.status, theirs.status, ours.err);
+        cr_assert_str_eq(ours.err + (*ours.err ? strlen("gpumerge") : 0),
+                         theirs.err + (*theirs.err ? strlen("sort") : 0), "tail %s", tails[i]);
+        cmd_free(&ours);
+        cmd_free(&theirs);
+    }
+    free(dir);
+}
+
 /* sort's obsolete -y is taken and ignored, as sort takes it. */
 Test(cli, obsolete_y_is_ignored)
 {
-    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    char *dir = scratch_dir(), *in = path_in(dir, "in"), *nums = path_in(dir, "nums");
     write_text(in, "b,3\na,1\nc,2\n10\n");
+    write_text(nums, "3\n1.5\n2\n10\n");
     same_as_sort(dir, "sort", "-y -t, -k2,2n in", "-y -t, -k2,2n in");
-    same_as_sort(dir, "sort", "-y in", "-y -n in");
+    same_as_sort(dir, "sort", "-y nums", "-y -n nums");
     free(in);
+    free(nums);
     free(dir);
 }
 
@@ -192,6 +222,52 @@ Test(cli, text_orders_match_gnu_sort, .timeout = 300)
     free(t.buf);
     free(in);
     free(seed);
+    free(dir);
+}
+
+/* -V on names built to trip its prefix (leading zeros, digit runs past 15
+ * digits, '~', file suffixes, hidden and special names, high bytes), whole and
+ * as keys of fields, in one chunk and in runs of -S 64K, as LC_ALL=C sort. */
+Test(cli, version_names_match_gnu_sort, .timeout = 300)
+{
+    static const char *const atoms[] = { "pkg-", "1", "2", "10", "007", "0", ".", "..", "~",
+                                         "~rc1", ".tar.gz", ".txt", ".a~", "-", "_", "x",
+                                         "Z", "12345678901234567", "123456789012345",
+                                         "99999999999999", "\xe9", "a.", ".1" };
+    enum { NATOMS = sizeof atoms / sizeof atoms[0] };
+    rng g;
+    rng_seed(&g, 47);
+    text t = { 0 };
+    for (int i = 0; i < 20000; i++) {
+        for (int f = 0; f < 3; f++) {
+            if (f)
+                text_puts(&t, rng_range(&g, 0, 3) ? "," : " ");
+            if (rng_range(&g, 0, 8) == 0)
+                text_puts(&t, rng_range(&g, 0, 2) ? "." : "..");
+            else
+                for (int n = (int)rng_range(&g, 0, 6); n > 0; n--)
+                    text_puts(&t, atoms[rng_range(&g, 0, NATOMS - 1)]);
+        }
+        text_puts(&t, "\n");
+    }
+    char *dir = scratch_dir(), *in = path_in(dir, "in");
+    write_file(in, t.buf, t.n);
+    static const char *const orders[] = {
+        "-V", "-V -r", "-V -u", "-k2,2V", "-t, -k3V", "-t, -k2,2V -k1,1", "-t, -k3Vr -k1,1V",
+        "-s -t, -k2,2V", "-b -k2V -u",
+    };
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++)
+        for (int small = 0; small < 2; small++) {
+            char *args, *sort_args;
+            if (asprintf(&args, "%s%s in", orders[i], small ? " -S 64K" : "") < 0 ||
+                asprintf(&sort_args, "%s in", orders[i]) < 0)
+                abort();
+            same_as_sort(dir, "sort", args, sort_args);
+            free(args);
+            free(sort_args);
+        }
+    free(t.buf);
+    free(in);
     free(dir);
 }
 

@@ -24,6 +24,10 @@ void assert_result(cmd_result *r, int status, const char *out, const char *err,
 /* gpumerge ARGS and sort SORT_ARGS in dir: the same status, output and (after
  * renaming) error output. */
 void same_as_sort(const char *dir, const char *args, const char *sort_args);
+/* The same, where gpumerge's standard error begins with notice (its line about
+ * its default order) and goes on as sort's. */
+void same_as_sort_noting(const char *dir, const char *args, const char *sort_args,
+                         const char *notice);
 /* Parses a command line given as one string of words without quotes. */
 int parse(const char *line, gm_cli *cli, gm_status *st);
 

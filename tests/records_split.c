@@ -3,7 +3,8 @@
  * line-by-line reading of the same block: every record's line, length, key
  * prefix and its exactness, '\n' and -z, on one to three threads; and -t
  * -kN,Nn's quick prefix (core/fieldnum.h) against the general gm_line_prefix,
- * the specs it must not take refused.
+ * the specs it must not take refused; and the default -n's scan for a line with
+ * no number (core/numwarn.h) against a line-by-line reading.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -12,6 +13,7 @@
 
 #include "../core/fieldnum.h"
 #include "../core/lines.h"
+#include "../core/numwarn.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"
@@ -164,5 +166,67 @@ Test(records, split_quick_field_prefix_matches_the_general, .timeout = 60)
         cr_assert_eq(v.n, i, "%zu records for %zu lines", v.n, i);
         gm_recs_free(&v);
         free(data);
+    }
+}
+
+/* gm_numwarn_scan against gm_numwarn_holds line by line: lines that hold numbers
+ * in every form -n reads (blanks, '-', '.'), blank ones, and now and then one
+ * that holds none, placed anywhere in the 64-byte windows and the pieces (a few
+ * megabytes on three threads), for the whole line, a first field (the scan's
+ * look at line starts) and a -t field; '\n' and -z's '\0'. */
+Test(records, numwarn_scan_finds_the_first_line_without_a_number, .timeout = 60)
+{
+    /* forms hold a number under every key here (or are blank); bad lines hold
+     * none under some */
+    static const char *const forms[] = { "12,3", " 7,-1", "-3,.5", ".5, 4", "-.25,\t0",
+                                         "\t0,0x", "", "  ", "9 a,8", "1,", "0x,7", "-0,",
+                                         "4 ,  -9", "0.0,1." };
+    static const char *const bad[] = { "a", "-", ".", "+5", " -x,1", "5,z", "y,5", "- 1,-" };
+    static const char *const keys[] = { NULL, "1,1", "2,2", "2" };
+    rng r;
+    rng_seed(&r, 65);
+    for (int round = 0; round < 48; round++) {
+        int zero = round % 2, k = round / 2 % 4, big = round / 8 % 2, odds = round / 16;
+        gm_keyspec ks;
+        gm_keyspec_init(&ks);
+        gm_status st;
+        if (keys[k])
+            cr_assert_eq(gm_keyspec_parse_key(&ks, keys[k], &st), GM_OK);
+        ks.tab = k >= 2 ? ',' : -1;
+        ks.eol = zero ? '\0' : '\n';
+        gm_keyspec_finish(&ks);
+        cr_assert(ks.order_implied);
+        text t = { NULL, 0, 0 };
+        /* odds 0 and 1: a line in 4000 or 60 holds no number; 2: one line only,
+         * anywhere (or none, where it falls past the end) */
+        size_t want = big ? 3 << 20 : 4096, plant = (size_t)rng_range(&r, 0, (int64_t)want);
+        while (t.n < want) {
+            int pick = odds == 2 ? t.n >= plant ? (plant = SIZE_MAX, 0) : 1
+                                 : (int)rng_range(&r, 0, odds == 0 ? 4000 : 60);
+            text_puts(&t, pick == 0 ? bad[rng_range(&r, 0, 7)]
+                                    : forms[rng_range(&r, 0, 13)]);
+            text_put(&t, &ks.eol, 1);
+        }
+        size_t at = 0, lines = 0, first = SIZE_MAX;
+        while (at < t.n) {
+            const char *e = memchr(t.buf + at, ks.eol, t.n - at);
+            size_t n = (size_t)(e - (t.buf + at));
+            if (first == SIZE_MAX &&
+                !gm_numwarn_holds(&ks, 0, (const unsigned char *)t.buf + at, n))
+                first = lines;
+            lines++;
+            at += n + 1;
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            size_t got_lines;
+            size_t got = gm_numwarn_scan(&ks, 0, (const unsigned char *)t.buf, t.n, threads,
+                                         &got_lines);
+            cr_assert_eq(got, first, "round %d, %d threads: line %zu, want %zu", round,
+                         threads, got, first);
+            cr_assert_eq(got_lines, first == SIZE_MAX ? lines : first,
+                         "round %d, %d threads: %zu lines, want %zu", round, threads, got_lines,
+                         first == SIZE_MAX ? lines : first);
+        }
+        free(t.buf);
     }
 }

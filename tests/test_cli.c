@@ -6,7 +6,10 @@
  * The cases are in
  *   cli_gnusort.c   random cases compared byte for byte with GNU sort (LC_ALL=C
  *                   sort -n, sort -m -n, sort -n -u, sort -n -r, sort -c), -o
- *                   through the shared mapping, a pipe into head (SIGPIPE);
+ *                   through the shared mapping, the text orders, a pipe into
+ *                   head (SIGPIPE);
+ *   cli_default.c   the default order's line about a line with no number, and
+ *                   where nothing is said;
  *   cli_errors.c    every error with its message and exit status, and -z's
  *                   messages showing the input;
  *   cli_gpu.c       --device=gpu and --gpu=N with and without a GPU, CUDA left

@@ -113,12 +113,19 @@ void assert_result(cmd_result *r, int status, const char *out, const char *err,
         cr_assert_str_eq(r->err, err, "%s: standard error", what);
 }
 
-/* gpumerge ARGS and sort SORT_ARGS in dir: the same status, output and (after
- * renaming) error output. */
 void same_as_sort(const char *dir, const char *args, const char *sort_args)
 {
+    same_as_sort_noting(dir, args, sort_args, "");
+}
+
+void same_as_sort_noting(const char *dir, const char *args, const char *sort_args,
+                         const char *notice)
+{
     cmd_result ours = gm(dir, args), theirs = sort_sh(dir, sort_args);
-    char *want_err = as_ours(theirs.err);
+    char *theirs_err = as_ours(theirs.err), *want_err;
+    if (asprintf(&want_err, "%s%s", notice, theirs_err) < 0)
+        abort();
+    free(theirs_err);
     cr_assert_eq(ours.status, theirs.status, "gpumerge %s: exit %d, sort %s: %d (%s | %s)",
                  args, ours.status, sort_args, theirs.status, ours.err, theirs.err);
     cr_assert_eq(ours.out_len, theirs.out_len, "gpumerge %s: %zu bytes, sort %s: %zu", args,

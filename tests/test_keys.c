@@ -7,13 +7,15 @@
  *
  * The other files: keys_table.c (tables of each order, -n, -g, -h and bytes, and
  * key form, each pair ordered by LC_ALL=C sort too; NaNs; the last resort; the
- * prefixes' exactness) and keys_random.c (a random differential against
+ * prefixes' exactness), keys_random.c (a random differential against
  * LC_ALL=C sort: lines of fields, blanks, signs, decimals, long numbers, units,
  * non-numbers, high bytes, empty lines and ties, sorted by a stable merge sort
  * with gm_line_cmp; -s, -r, -u, -b, -t and several -k; and the prefix law:
  * prefix(a) < prefix(b) implies gm_line_cmp(a, b) < 0, and equal exact prefixes
  * imply equal first keys; the prefixes of random lines against digests kept in
- * testdata/records/prefix_digests).
+ * testdata/records/prefix_digests); keys_version.c (-V's comparison against
+ * LC_ALL=C sort -V), keys_verprefix.c (-V's prefix against that comparison) and
+ * keys_md5.c.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>

@@ -9,7 +9,8 @@
  * longer than one; one key on every line cannot be split and is declined, as is
  * a text that would need more than four ranges, or more than two where it is over
  * half the host's memory (GM_FAKE_HOST_MEMORY); an input changed between two
- * passes is an error that leaves no output.
+ * passes is an error that leaves no output. Where no order is named, the line
+ * with no number that gpumerge names is found in the text read for the device.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -232,6 +233,66 @@ Test(recrange, input_changed_between_passes, .timeout = 60)
     cmd_free(&res);
     free(cmd);
     free(in);
+    free(t.buf);
+    free(dir);
+}
+
+/* No order named: the text goes to the device whole (read in pieces of 777
+ * bytes, so that lines cross reads) or by ranges (its count pass reads every
+ * byte once), and the line of c whose key holds no number, in the middle or the
+ * last (c lacks its end of line), is named once; the output is sort -n's. */
+Test(recrange, default_order_names_a_line_without_a_number, .timeout = 120)
+{
+    need_fake();
+    char *dir = scratch_dir();
+    rng r;
+    rng_seed(&r, 95);
+    text t = { NULL, 0, 0 };
+    gen_events(&r, &t, 6000, 0, '\n');
+    size_t bytes = three_files(&t, '\n', dir);
+    char env[160];
+    snprintf(env, sizeof env, "GM_FAKE_DEVICE_BYTES=%zu GM_FAKE_WINDOW=4096",
+             (2 * bytes + 64 * 6000) / 5 * 2);
+    static const struct {
+        const char *plant; /* sh: the lines of c made so */
+        int line;          /* c's line named */
+        int ranges;        /* by ranges, else whole */
+    } cases[] = {
+        { "(head -n 1700 c0; echo 'x,y,z'; tail -n +1701 c0) > c", 1701, 0 },
+        { "(head -n 1700 c0; echo 'x,y,z'; tail -n +1701 c0) > c", 1701, 1 },
+        { "(cat c0; echo; printf 'x,-,z') > c", 0, 0 }, /* line: c0's, and one */
+    };
+    cmd_result keep = run_sh(dir, "mv c c0");
+    cr_assert_eq(keep.status, 0);
+    cmd_free(&keep);
+    char *c0 = path_in(dir, "c0");
+    size_t c0_len;
+    char *c0_text = read_file(c0, &c0_len);
+    int c0_lines = 1; /* its last lacks its end of line */
+    for (size_t k = 0; k < c0_len; k++)
+        c0_lines += c0_text[k] == '\n';
+    free(c0_text);
+    free(c0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *cmd;
+        cr_assert(asprintf(&cmd, "%s && LC_ALL=C sort -n -t, -k2,2 "
+                           "a b c > want && %s \"$GPUMERGE_FAKEGPU\" sort --device=gpu -v "
+                           "-S %zub -t, -k2,2 a b c > out && cmp want out", cases[i].plant,
+                           cases[i].ranges ? env : "GM_FAKE_PIECE=777", bytes) > 0);
+        cmd_result res = run_sh(dir, cmd);
+        cr_assert_eq(res.status, 0, "%s: %s", cmd, res.err);
+        char want[96];
+        snprintf(want, sizeof want, "gpumerge: c:%d: no number in this line's key; ",
+                 cases[i].line ? cases[i].line : c0_lines + 1);
+        const char *said = strstr(res.err, want);
+        cr_assert(said, "%s: says %s", cmd, res.err);
+        cr_assert_null(strstr(said + strlen(want), "no number"), "said twice: %s", res.err);
+        cr_assert(cases[i].ranges ? ranges_said(res.err) >= 2
+                                  : strstr(res.err, "sorted in device memory") != NULL,
+                  "%s: -v says %s", cmd, res.err);
+        cmd_free(&res);
+        free(cmd);
+    }
     free(t.buf);
     free(dir);
 }

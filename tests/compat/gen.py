@@ -8,7 +8,9 @@ whose options name no order (sort compares bytes, gpumerge implies -n) runs as
 written when order cannot matter (an error before any line is read, no two
 different lines), else with -n added when that leaves its output as coreutils expects
 it (a note file says so), else it is left out.  Prints one line a case: what
-was done and why.
+was done and why.  A case run as written on lines that hold no number gets
+gpumerge's one warning about them in expected.err and a differs file by hand
+(testdata/compat/README): --keep-existing keeps those.
 
 usage: perl dump.pl sort.pl > sort.json
        gen.py PREFIX DUMP.json OUTDIR [--keep-existing]
