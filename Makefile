@@ -96,13 +96,13 @@ CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.
 CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
 CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c core/keytext.c core/md5.c core/vercmp.c
 CORE_SRC += core/lines.c core/linesplit.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
-CORE_SRC += core/recgpu.c core/recspan.c core/recdev.c core/recwalk.c core/recrange.c core/api.c
+CORE_SRC += core/recgpu.c core/recspan.c core/recdevsort.c core/recdev.c core/recwalk.c core/recrange.c core/api.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu \
-           cuda/records.cu cuda/resident.cu
+           cuda/records.cu cuda/resident.cu cuda/unique.cu cuda/text_scratch.cu
 
 MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c mpi/direct.c
 

@@ -25,7 +25,7 @@
 #include "../cuda/gpu.h"
 #include "pages.h"
 #include "plan.h"
-#include "recdev.h"
+#include "recdevsort.h"
 #include "recwalk.h"
 #include "util.h"
 
