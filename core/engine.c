@@ -16,7 +16,6 @@
 
 #include "../cuda/gpu.h"
 #include "cpu.h"
-#include "report.h"
 #include "util.h"
 
 static const struct {

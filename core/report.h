@@ -22,8 +22,6 @@
 
 #include "stats.h"
 
-enum { GM_REPORT_KEY = 8 }; /* the key's column: "start-up", "clean-up" */
-
 /* A fact: "KEY VALUE" (printf-style value), under -v. */
 void gm_report_fact(const gm_config *cfg, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -92,6 +92,10 @@ int gm_fd_room(void);
 void gm_say(const gm_config *cfg, gm_message kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The width of the key's column in -v's lines (report.h: "KEY VALUE"; the
+ * longest keys are "start-up" and "clean-up"). */
+enum { GM_REPORT_KEY = 8 };
+
 /* malloc that reports failure in st (GM_ENOMEM) and returns NULL. Large blocks
  * are marked for transparent huge pages. Release with free(). */
 void *gm_alloc(size_t bytes, gm_status *st);
