@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "engine.h"
-#include "pages.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "device/engine.h"
+#include "base/pages.h"
+#include "base/util.h"
 
 /* Keys a task of the merge's gather-and-check pass takes. */
 enum { CHECK_CHUNK = 1 << 18 };

@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "keys.h"
-#include "types.h"
+#include "base/config.h"
+#include "keys/keys.h"
+#include "base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../core/corank.h"
+#include "../core/keys/corank.h"
 
 /* The one co-rank and sequential merge of core/corank.h, by key type K (suffix S:
  * 64-bit positions, S##_t: 32-bit ones), as overloads the templates call. */

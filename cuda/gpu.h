@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/keys.h"
-#include "../core/types.h"
+#include "../core/keys/keys.h"
+#include "../core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../core/keyprefix.h"
+#include "../core/keys/keyprefix.h"
 
 typedef unsigned long long u64;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \

@@ -29,10 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
-#include "../core/recrun.h"
-#include "../core/recsort.h"
-#include "../core/util.h"
+#include "../core/base/cleanup.h"
+#include "../core/runs/recrun.h"
+#include "../core/sort/recsort.h"
+#include "../core/base/util.h"
 
 enum { MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20, DEFAULT_FAN_IN = 16 };
 

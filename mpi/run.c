@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/cleanup.h"
-#include "../core/engine.h"
-#include "../core/report.h"
-#include "../core/stream.h"
-#include "../core/util.h"
+#include "../core/base/cleanup.h"
+#include "../core/device/engine.h"
+#include "../core/plan/report.h"
+#include "../core/stream/stream.h"
+#include "../core/base/util.h"
 
 enum { MIN_BUDGET = 1 << 20 };
 

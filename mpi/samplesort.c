@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 
 /* Where each rank's range begins: T r / P moved to the next line start. */
 static int range_starts(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *starts,

@@ -23,10 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/keys.h"
-#include "../core/lines.h"
-#include "../core/records.h"
-#include "../core/recsort.h"
+#include "../core/keys/keys.h"
+#include "../core/read/lines.h"
+#include "../core/records/records.h"
+#include "../core/sort/recsort.h"
 #include "../cuda/gpu.h"
 
 static uint64_t env_bytes(const char *name, uint64_t dflt)

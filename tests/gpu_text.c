@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/input.h"
-#include "../core/output.h"
+#include "../core/read/input.h"
+#include "../core/write/output.h"
 #include "../cuda/gpu.h"
 #include "../cuda/testing.h"
 #include "gpu_cases.h"

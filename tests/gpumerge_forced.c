@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/input.h"
-#include "../core/progress.h"
-#include "../core/records.h"
+#include "../core/read/input.h"
+#include "../core/base/progress.h"
+#include "../core/records/records.h"
 #include "../cuda/testing.h"
 
 int gm_cli_main(int argc, char **argv);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 #include "helpers.h"
 #include "keys_cases.h"
 #include "specs.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/vercmp.h"
+#include "../core/keys/vercmp.h"
 
 /* ---------------------------------------------------------------- helpers */
 

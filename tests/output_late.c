@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/output.h"
-#include "../core/util.h"
+#include "../core/write/output.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 
 Test(output, a_regular_target_holds_no_descriptor_until_its_first_byte)

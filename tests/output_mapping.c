@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 
 /* Writes keys (n of them, width w) chunk by chunk, the chunks' sizes taken from

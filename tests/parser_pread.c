@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/pread.h"
+#include "../core/read/pread.h"
 #include "helpers.h"
 
 /* What the pieces' callback saw: each piece's bounds once, and on which thread. */

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/records.h"
+#include "../core/records/records.h"
 #include "helpers.h"
 #include "records_cases.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fieldnum.h"
-#include "../core/lines.h"
+#include "../core/read/fieldnum.h"
+#include "../core/read/lines.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"

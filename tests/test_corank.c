@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "../core/corank.h"
+#include "../core/keys/corank.h"
 #include "helpers.h"
 
 /* Checks that i is the co-rank of k per the definition (ties take a first). */

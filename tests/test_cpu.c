@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "helpers.h"
 
 /* Kinds of random values. */

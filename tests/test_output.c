@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 
 static void check_format(int64_t v, const char *want)

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/plan.h"
-#include "../core/util.h"
+#include "../core/plan/plan.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 
 static char said[8192];

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/lines.h"
+#include "../core/read/lines.h"
 #include "helpers.h"
 #include "recgpu_cases.h"
 #include "specs.h"

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/records.h"
+#include "../core/records/records.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"

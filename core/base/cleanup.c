@@ -13,7 +13,7 @@
  * consistent, so one of the two sees the other).
  */
 #define _GNU_SOURCE
-#include "cleanup.h"
+#include "base/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum { MAX_TEMPS = 4096 };
 

@@ -11,7 +11,7 @@
 
 #include <signal.h>
 
-#include "types.h"
+#include "base/types.h"
 
 /* Installs the handlers (once; later calls do nothing): HUP, INT, QUIT, TERM,
  * ALRM, USR1, USR2, XFSZ, XCPU, VTALRM, PROF, POLL, and PIPE when it is not

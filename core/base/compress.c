@@ -8,7 +8,7 @@
  * child sets each handled one to its default action before unblocking them.
  */
 #define _GNU_SOURCE
-#include "compress.h"
+#include "base/compress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum { EXIT_TROUBLE = 2, TRIES_COMPRESS = 4, TRIES_DECOMPRESS = 9 };
 

@@ -14,7 +14,7 @@
 
 #include <sys/types.h>
 
-#include "types.h"
+#include "base/types.h"
 
 /* Sets the signals that a run with PROG needs (on) and restores them (off), from
  * one thread, before and after the work: SIGCHLD to its default action, so that

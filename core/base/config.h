@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

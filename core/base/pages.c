@@ -10,14 +10,14 @@
  * first byte faults the page in without changing a byte.
  */
 #define _GNU_SOURCE
-#include "pages.h"
+#include "base/pages.h"
 
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 void gm_pages_copy_plan(gm_pages_copy_job *c, void *dst, const void *src, size_t len, int most)
 {

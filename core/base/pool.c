@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum { MAX_WORKERS = 1024 };
 

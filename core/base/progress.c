@@ -11,7 +11,7 @@
  * the counters moved since the last one, and the share said never falls.
  */
 #define _GNU_SOURCE
-#include "progress.h"
+#include "base/progress.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum { TICK_NS = 250 * 1000 * 1000 }; /* the reporter's period: four lines a second */
 

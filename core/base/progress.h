@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "gm.h"
+#include "base/config.h"
 
 /* Begins a run's progress under cfg (nothing without --progress): the counters
  * set to zero, the reporter thread started. */

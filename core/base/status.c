@@ -3,7 +3,7 @@
  * carries an error upward (gm_fail) and the names of the shared enums. Every layer
  * links it, the CUDA engine included, and it depends on nothing but the C library.
  */
-#include "types.h"
+#include "base/types.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * standard input is the file opened again by name.
  */
 #define _GNU_SOURCE
-#include "tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "compress.h"
-#include "util.h"
+#include "base/cleanup.h"
+#include "base/compress.h"
+#include "base/util.h"
 
 int gm_tmpfile_create(gm_tmpfile *t, const gm_tmpspec *spec, gm_status *st)
 {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "types.h"
+#include "base/types.h"
 
 /* Where runs go and how they are kept, from the configuration (-T,
  * --compress-program). */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/gpumerge.h"
+#include "../../include/gpumerge.h"
 
 #ifdef __cplusplus
 extern "C" { /* the CUDA side (C++) calls gm_fail */

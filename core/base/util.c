@@ -4,7 +4,7 @@
  * parallel-for's thread pool is in pool.c, the status (gm_fail) in status.c.
  */
 #define _GNU_SOURCE
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gm.h"
+#include "base/config.h"
 
 /* Seconds on a monotonic clock. */
 double gm_now(void);

@@ -9,14 +9,14 @@
  * about 9 GB/s each way, while 16 cores merge 2.5 G keys/s: a merge is never worth
  * sending to the GPU, and a sort is from about 10^8 keys.
  */
-#include "engine.h"
+#include "device/engine.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "cpu.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "sort/cpu.h"
+#include "base/util.h"
 
 static const struct {
     double cpu_merge_per_thread; /* keys/s merged by one thread */

@@ -17,7 +17,7 @@
 #ifndef GM_ENGINE_H
 #define GM_ENGINE_H
 
-#include "gm.h"
+#include "base/config.h"
 
 /* Stage timings and the plan actually carried out, for -v. */
 typedef struct gm_engine_report {

@@ -12,13 +12,13 @@
  * that gm_recsort would have made.
  */
 #define _GNU_SOURCE
-#include "recgpu.h"
+#include "device/recgpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "recsort_impl.h"
-#include "util.h"
+#include "sort/recsort_impl.h"
+#include "base/util.h"
 
 /* A run of equal sort keys, sorted after the parallel pass. */
 struct big_run {

@@ -5,8 +5,8 @@
 #ifndef GM_RECGPU_H
 #define GM_RECGPU_H
 
-#include "../cuda/gpu.h"
-#include "lines.h"
+#include "device/gpu.h"
+#include "read/lines.h"
 
 typedef struct gm_recgpu_job {
     const gm_keyspec *ks;          /* its first key not ordered by -g */

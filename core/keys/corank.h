@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "hd.h"
+#include "keys/hd.h"
 
 #define GM_CAT2(a, b) a##b
 #define GM_CAT(a, b) GM_CAT2(a, b)
@@ -30,7 +30,7 @@
 #define GM_KEY int32_t
 #define GM_IDX int64_t
 #define GM_SUF _i32
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -38,7 +38,7 @@
 #define GM_KEY int64_t
 #define GM_IDX int64_t
 #define GM_SUF _i64
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -46,7 +46,7 @@
 #define GM_KEY int32_t
 #define GM_IDX int32_t
 #define GM_SUF _i32_t
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -54,7 +54,7 @@
 #define GM_KEY int64_t
 #define GM_IDX int32_t
 #define GM_SUF _i64_t
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -62,7 +62,7 @@
 #define GM_KEY uint32_t
 #define GM_IDX int64_t
 #define GM_SUF _u32
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -70,7 +70,7 @@
 #define GM_KEY uint64_t
 #define GM_IDX int64_t
 #define GM_SUF _u64
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -78,7 +78,7 @@
 #define GM_KEY uint32_t
 #define GM_IDX int32_t
 #define GM_SUF _u32_t
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF
@@ -86,7 +86,7 @@
 #define GM_KEY uint64_t
 #define GM_IDX int32_t
 #define GM_SUF _u64_t
-#include "corank_impl.h"
+#include "keys/corank_impl.h"
 #undef GM_KEY
 #undef GM_IDX
 #undef GM_SUF

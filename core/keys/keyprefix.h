@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "keys.h"
+#include "keys/keys.h"
 
-#include "hd.h"
+#include "keys/hd.h"
 
 /* A record's reference (lines.h's gm_rec.ref): the line's address in the low 48
  * bits, its length in the next 15 (GM_REC_LONG for a line that long or longer),

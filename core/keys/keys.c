@@ -9,13 +9,13 @@
  * Locating a key and the prefix's encodings are keyprefix.h's, which the device
  * shares.
  */
-#include "keys.h"
+#include "keys/keys.h"
 
 #include <string.h>
 
-#include "keyprefix.h"
-#include "keytext.h"
-#include "numcmp.h"
+#include "keys/keyprefix.h"
+#include "keys/keytext.h"
+#include "keys/numcmp.h"
 
 typedef unsigned char uc;
 

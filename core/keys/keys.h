@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

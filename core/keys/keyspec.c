@@ -6,7 +6,7 @@
  * keys without flags of their own (sort's default_key_compare rule), -n implied
  * when nothing names an order.
  */
-#include "keys.h"
+#include "keys/keys.h"
 
 #include <stdio.h>
 #include <string.h>

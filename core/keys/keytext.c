@@ -9,15 +9,15 @@
  * Each order's 64-bit prefix keeps keys.h's promise (a smaller prefix is a
  * smaller key).
  */
-#include "keytext.h"
+#include "keys/keytext.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyprefix.h"
-#include "md5.h"
-#include "numcmp.h"
-#include "vercmp.h"
+#include "keys/keyprefix.h"
+#include "keys/md5.h"
+#include "keys/numcmp.h"
+#include "keys/vercmp.h"
 
 typedef unsigned char uc;
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "keys.h"
+#include "keys/keys.h"
 
 /* Whether key k needs these orders (keys.c's own cover the rest). */
 static inline int gm_key_is_text(const gm_keydef *k)

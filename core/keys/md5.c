@@ -4,7 +4,7 @@
  * little-endian words of each block, padding with 0x80, zeros and the bit
  * length. Used for sort -R's random hash of keys.
  */
-#include "md5.h"
+#include "keys/md5.h"
 
 #include <string.h>
 

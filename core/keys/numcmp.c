@@ -9,9 +9,9 @@
  * complemented for a negative number. The -n and -h encodings are keyprefix.h's,
  * which the device shares.
  */
-#include "numcmp.h"
+#include "keys/numcmp.h"
 
-#include "keyprefix.h"
+#include "keys/keyprefix.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * alternating non-digit and digit runs ('~' before everything, even the end;
  * letters before other non-digits; digit runs numerically).
  */
-#include "vercmp.h"
+#include "keys/vercmp.h"
 
 #include <stdbool.h>
 

@@ -13,13 +13,13 @@
  * line of a block is kept, copied, to check the order across blocks.
  */
 #define _GNU_SOURCE
-#include "recmerge.h"
+#include "merge/recmerge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "recsort.h"
-#include "util.h"
+#include "sort/recsort.h"
+#include "base/util.h"
 
 enum { PART_MIN = 1 << 14 }; /* a merge round is cut into parts from this size */
 

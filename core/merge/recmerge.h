@@ -5,8 +5,8 @@
 #ifndef GM_RECMERGE_H
 #define GM_RECMERGE_H
 
-#include "lines.h"
-#include "recsink.h"
+#include "read/lines.h"
+#include "write/recsink.h"
 
 /* The most sources merged at once (the fan-in is kept below it). */
 #define GM_MERGE_MAX 1024

@@ -6,17 +6,17 @@
  * writer; then -v's plan (report.h's shape).
  */
 #define _GNU_SOURCE
-#include "plan.h"
+#include "plan/plan.h"
 
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../cuda/gpu.h"
-#include "recmerge.h"
-#include "report.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "merge/recmerge.h"
+#include "plan/report.h"
+#include "base/util.h"
 
 enum {
     DEFAULT_FAN_IN = 16,           /* sort's NMERGE */

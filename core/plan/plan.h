@@ -15,7 +15,7 @@
 #ifndef GM_PLAN_H
 #define GM_PLAN_H
 
-#include "gm.h"
+#include "base/config.h"
 
 typedef struct gm_plan {
     gm_op op;

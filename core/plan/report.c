@@ -3,13 +3,13 @@
  * path's report from its stats (stats.h): what the run found, its stages one by
  * one with what overlapped them, and the total.
  */
-#include "report.h"
+#include "plan/report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "plan.h"
-#include "util.h"
+#include "plan/plan.h"
+#include "base/util.h"
 
 void gm_report_fact(const gm_config *cfg, const char *key, const char *fmt, ...)
 {

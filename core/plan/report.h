@@ -20,7 +20,7 @@
 #ifndef GM_REPORT_H
 #define GM_REPORT_H
 
-#include "stats.h"
+#include "plan/stats.h"
 
 /* A fact: "KEY VALUE" (printf-style value), under -v. */
 void gm_report_fact(const gm_config *cfg, const char *key, const char *fmt, ...)

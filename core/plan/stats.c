@@ -2,7 +2,7 @@
  * stats.c - the run's stats for -v (stats.h): one engine call tallied, and the
  * stages' time summed.
  */
-#include "stats.h"
+#include "plan/stats.h"
 
 void gm_stream_tally(gm_stream_stats *t, gm_op op, int64_t n, gm_width w,
                      const gm_engine_report *rep)

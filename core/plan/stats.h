@@ -7,7 +7,7 @@
 #ifndef GM_STATS_H
 #define GM_STATS_H
 
-#include "engine.h"
+#include "device/engine.h"
 
 /* What a run did, for -v. The seconds are the calling thread's, stage by stage,
  * so that they add up to the time of gm_stream_run; what other threads did

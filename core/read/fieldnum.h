@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "eolscan.h"
-#include "keyprefix.h"
-#include "keys.h"
+#include "read/eolscan.h"
+#include "keys/keyprefix.h"
+#include "keys/keys.h"
 
 typedef struct gm_fieldnum {
     int on;           /* the quick prefix applies to this spec */

@@ -8,7 +8,7 @@
  * caller's key buffer. The reading is reader.c's.
  */
 #define _GNU_SOURCE
-#include "input.h"
+#include "read/input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "parse.h"
-#include "util.h"
+#include "read/parse.h"
+#include "base/util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

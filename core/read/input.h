@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gm.h"
-#include "keybuf.h"
-#include "reader.h"
+#include "base/config.h"
+#include "read/keybuf.h"
+#include "read/reader.h"
 
 struct gm_chunk;
 

@@ -3,11 +3,11 @@
  * widening int32 to int64 in a new array), append, consume from the front, free.
  * Its memory is chunk memory (gm_buf_alloc), so it can become pinned for the GPU.
  */
-#include "keybuf.h"
+#include "read/keybuf.h"
 
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 int gm_keybuf_reserve(gm_keybuf *kb, int64_t extra, gm_width w, gm_status *st)
 {

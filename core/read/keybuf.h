@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "gm.h"
+#include "base/config.h"
 
 /* A growable array of keys: int32 until a key needs int64. The memory comes from
  * gm_buf_alloc. limit (keys, 0: none) caps how far a doubling grows it, so a

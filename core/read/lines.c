@@ -9,7 +9,7 @@
  * (eolscan.h).
  */
 #define _GNU_SOURCE
-#include "lines.h"
+#include "read/lines.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "eolscan.h"
-#include "input.h"
-#include "pread.h"
-#include "progress.h"
-#include "util.h"
+#include "read/eolscan.h"
+#include "read/input.h"
+#include "read/pread.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 
 enum {

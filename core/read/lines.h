@@ -19,8 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gm.h"
-#include "keyprefix.h"
+#include "base/config.h"
+#include "keys/keys.h"
+#include "keys/keyprefix.h"
 
 /* A block of whole lines. refs is changed atomically; the last
  * gm_lines_block_unref frees it. */

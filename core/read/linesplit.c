@@ -6,15 +6,15 @@
  * whole -t field under -n takes fieldnum.h's quick prefix.
  */
 #define _GNU_SOURCE
-#include "lines.h"
+#include "read/lines.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "eolscan.h"
-#include "fieldnum.h"
-#include "keyprefix.h"
-#include "util.h"
+#include "read/eolscan.h"
+#include "read/fieldnum.h"
+#include "keys/keyprefix.h"
+#include "base/util.h"
 
 enum { SPLIT_PIECE = 256 << 10 }; /* a block not counted is split this much a task */
 

@@ -14,7 +14,7 @@
  * back byte for byte. Keys land line-indexed in an int32 staging area; a chunk
  * that meets a wider value moves to an int64 buffer of its own.
  */
-#include "parse.h"
+#include "read/parse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "input.h"
-#include "util.h"
+#include "read/input.h"
+#include "base/util.h"
 
 enum gm_problem { GM_PROB_NONE, GM_PROB_NOT_INT, GM_PROB_RANGE, GM_PROB_DISORDER,
                   GM_PROB_DECLINE };

@@ -6,7 +6,7 @@
  * interrupted. The first failure is kept and reported with its file's name.
  */
 #define _GNU_SOURCE
-#include "pread.h"
+#include "read/pread.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct pread_job {
     const gm_pread_span *spans;

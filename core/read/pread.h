@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gm.h"
+#include "base/config.h"
 
 /* One file's bytes to read: buf[at, end) from the file's offset off (the offset of
  * buf[at]). shown is the file's name as messages show it. */

@@ -15,7 +15,7 @@
  * block is read while the current one is parsed, merged and written.
  */
 #define _GNU_SOURCE
-#include "reader.h"
+#include "read/reader.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader_impl.h"
-#include "progress.h"
-#include "util.h"
+#include "read/reader_impl.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 static size_t forced_block;
 static int forced_read_ahead;

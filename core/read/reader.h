@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "gm.h"
+#include "base/config.h"
 
 typedef struct gm_input gm_input; /* input.h */
 struct gm_reader;

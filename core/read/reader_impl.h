@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "input.h"
+#include "read/input.h"
 
 /* One of an input's two block buffers. */
 struct slot {

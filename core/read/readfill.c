@@ -8,15 +8,15 @@
  * read(2) would leave it.
  */
 #define _GNU_SOURCE
-#include "reader_impl.h"
+#include "read/reader_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pread.h"
-#include "util.h"
+#include "read/pread.h"
+#include "base/util.h"
 
 enum { PREAD_PIECE = 256 << 10 };
 

@@ -20,19 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "engine.h"
-#include "keyprefix.h"
-#include "keytext.h"
-#include "pages.h"
-#include "progress.h"
-#include "recdev.h"
-#include "recgpu.h"
-#include "records.h"
-#include "records_impl.h"
-#include "recrun.h"
-#include "recsort.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "device/engine.h"
+#include "keys/keyprefix.h"
+#include "keys/keytext.h"
+#include "base/pages.h"
+#include "base/progress.h"
+#include "records/recdev.h"
+#include "device/recgpu.h"
+#include "records/records.h"
+#include "records/records_impl.h"
+#include "runs/recrun.h"
+#include "sort/recsort.h"
+#include "base/util.h"
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
 

@@ -12,17 +12,17 @@
  * The preads leave the inputs' offsets alone, so a declined sort reads them again.
  */
 #define _GNU_SOURCE
-#include "recdev.h"
+#include "records/recdev.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "progress.h"
-#include "recdevsort.h"
-#include "recrange.h"
-#include "recspan.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "base/progress.h"
+#include "records/recdevsort.h"
+#include "records/recrange.h"
+#include "records/recspan.h"
+#include "base/util.h"
 
 /* The spans' text (bytes) sorted whole on the device; *written: the bytes handed
  * to the output. */

@@ -7,7 +7,7 @@
 #ifndef GM_RECDEV_H
 #define GM_RECDEV_H
 
-#include "records_impl.h"
+#include "records/records_impl.h"
 
 /* Sorts every input of r into r->out on the GPU, the text in device memory.
  * Returns GM_OK; GM_ETEXT before any output where it does not (an input that is

@@ -6,10 +6,10 @@
  * the runs of ties the device cannot order come back here and are ordered by the
  * CPU's own tie routine (recgpu.c).
  */
-#include "recdevsort.h"
+#include "records/recdevsort.h"
 
-#include "recgpu.h"
-#include "util.h"
+#include "device/recgpu.h"
+#include "base/util.h"
 
 static int ties(void *ctx, uint64_t *recs, const unsigned char *tied, size_t n, gm_status *st)
 {

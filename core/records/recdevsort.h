@@ -5,8 +5,8 @@
 #ifndef GM_RECDEVSORT_H
 #define GM_RECDEVSORT_H
 
-#include "../cuda/gpu.h"
-#include "records_impl.h"
+#include "device/gpu.h"
+#include "records/records_impl.h"
 
 /* One gm_gpu_sort_lines of r's: a text of bytes (about hint lines) that read hands
  * out, its ties ordered by the CPU's routine within half the budget, its sorted

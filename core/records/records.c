@@ -10,21 +10,21 @@
  *   check  each input is read and checked in order; the first disorder ends it.
  */
 #define _GNU_SOURCE
-#include "records.h"
+#include "records/records.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "output.h"
-#include "records_impl.h"
-#include "recrun.h"
-#include "plan.h"
-#include "progress.h"
-#include "report.h"
-#include "util.h"
+#include "base/cleanup.h"
+#include "write/output.h"
+#include "records/records_impl.h"
+#include "runs/recrun.h"
+#include "plan/plan.h"
+#include "base/progress.h"
+#include "plan/report.h"
+#include "base/util.h"
 
 static int merge_inputs(struct rec_run *r, int from, int k, gm_recsink *sink, gm_status *st)
 {

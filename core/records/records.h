@@ -14,9 +14,10 @@
 #ifndef GM_RECORDS_H
 #define GM_RECORDS_H
 
-#include "gm.h"
-#include "output.h"
-#include "plan.h"
+#include "base/config.h"
+#include "keys/keys.h"
+#include "write/output.h"
+#include "plan/plan.h"
 
 /* Runs op over the inputs ("-" is standard input) in the order of
  * cfg->keyspec (finished), with the threads, budget and fan-in of plan (NULL: a

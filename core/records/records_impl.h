@@ -5,11 +5,11 @@
 #ifndef GM_RECORDS_IMPL_H
 #define GM_RECORDS_IMPL_H
 
-#include "lines.h"
-#include "output.h"
-#include "recmerge.h"
-#include "recsink.h"
-#include "tmpfile.h"
+#include "read/lines.h"
+#include "write/output.h"
+#include "merge/recmerge.h"
+#include "write/recsink.h"
+#include "base/tmpfile.h"
 
 enum {
     GM_RECORDS_MIN_BLOCK = 64 << 10,

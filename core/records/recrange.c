@@ -16,18 +16,18 @@
  * passes is an error, never lines lost or doubled.
  */
 #define _GNU_SOURCE
-#include "recrange.h"
+#include "records/recrange.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "pages.h"
-#include "plan.h"
-#include "recdevsort.h"
-#include "recwalk.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "base/pages.h"
+#include "plan/plan.h"
+#include "records/recdevsort.h"
+#include "records/recwalk.h"
+#include "base/util.h"
 
 enum {
     /* Each range reads the inputs again. From the page cache a pass over 1 G

@@ -6,7 +6,7 @@
 #ifndef GM_RECRANGE_H
 #define GM_RECRANGE_H
 
-#include "recspan.h"
+#include "records/recspan.h"
 
 /* Sorts the spans' text (bytes in all) into r->out on the GPU, one range of
  * prefixes at a time. Returns GM_OK; GM_ETEXT before any output where it does not

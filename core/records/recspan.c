@@ -3,13 +3,13 @@
  * back by parallel preads (recspan.h).
  */
 #define _GNU_SOURCE
-#include "recspan.h"
+#include "records/recspan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress.h"
-#include "util.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 enum { PREAD_PIECE = 1 << 20 };
 

@@ -10,8 +10,8 @@
 #ifndef GM_RECSPAN_H
 #define GM_RECSPAN_H
 
-#include "pread.h"
-#include "records_impl.h"
+#include "read/pread.h"
+#include "records/records_impl.h"
 
 typedef struct gm_span {
     gm_lines_src *src;

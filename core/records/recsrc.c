@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "output.h"
-#include "plan.h"
-#include "records_impl.h"
-#include "util.h"
+#include "base/cleanup.h"
+#include "write/output.h"
+#include "plan/plan.h"
+#include "records/records_impl.h"
+#include "base/util.h"
 
 /* A merged or checked source's block, at most, per two threads
  * (gm_plan_thread_scale): a round reads, splits, checks, merges and gathers in

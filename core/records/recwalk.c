@@ -7,12 +7,12 @@
  * exactly in one pass.
  */
 #define _GNU_SOURCE
-#include "recwalk.h"
+#include "records/recwalk.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum {
     SAMPLES = 64,             /* places of the inputs sampled */

@@ -6,7 +6,7 @@
 #ifndef GM_RECWALK_H
 #define GM_RECWALK_H
 
-#include "recspan.h"
+#include "records/recspan.h"
 
 enum { GM_MAX_BUCKETS = 4096 };
 

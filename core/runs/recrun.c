@@ -8,16 +8,16 @@
  * pages (mapwrite.c), where one thread's write(2) would bound the spill.
  */
 #define _GNU_SOURCE
-#include "recrun.h"
+#include "runs/recrun.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "output.h"
-#include "progress.h"
-#include "util.h"
+#include "write/output.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 enum { RUN_BUFFER = 4 << 20 };
 

@@ -10,8 +10,8 @@
 #ifndef GM_RECRUN_H
 #define GM_RECRUN_H
 
-#include "recmerge.h"
-#include "tmpfile.h"
+#include "merge/recmerge.h"
+#include "base/tmpfile.h"
 
 /* A run of lines is a temporary file of them (tmpfile.h: created, ended, opened
  * again by name, removed). */

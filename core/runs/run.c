@@ -8,14 +8,14 @@
  * the length asked for, and the run ends where the pipe does.
  */
 #define _GNU_SOURCE
-#include "run.h"
+#include "runs/run.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct seg_header {
     int64_t count;

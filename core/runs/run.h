@@ -14,8 +14,8 @@
 
 #include <sys/types.h>
 
-#include "input.h"
-#include "tmpfile.h"
+#include "read/input.h"
+#include "base/tmpfile.h"
 
 typedef struct gm_runfile {
     gm_tmpfile f;     /* the file, its name, descriptor and bytes written */

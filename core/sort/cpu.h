@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "types.h"
+#include "base/types.h"
 
 #ifdef __cplusplus
 extern "C" { /* the benchmark and GPU tests compare against it from C++ too */

@@ -6,13 +6,13 @@
  * merged as a tree of two-way merges of neighbouring runs (ceil(log2 k) passes),
  * which keeps ties in input order.
  */
-#include "cpu.h"
+#include "sort/cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "corank.h"
-#include "util.h"
+#include "keys/corank.h"
+#include "base/util.h"
 
 /* One part of one two-way merge: output positions [k0, k1) of merging a and b. */
 struct merge_task {

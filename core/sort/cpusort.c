@@ -15,13 +15,13 @@
  * moved, never changed. Equal keys are indistinguishable, so stability cannot be
  * observed.
  */
-#include "cpu.h"
+#include "sort/cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pages.h"
-#include "util.h"
+#include "base/pages.h"
+#include "base/util.h"
 
 enum {
     RADIX_BITS = 8,

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recsort_impl.h"
-#include "util.h"
+#include "sort/recsort_impl.h"
+#include "base/util.h"
 
 /* In place: a bucket of more records is distributed again (fewer where the
  * budget leaves less room for the threads' scratch, but not below MIN_TASK). */

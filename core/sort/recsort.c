@@ -11,12 +11,12 @@
  * buckets to the pool; gm_recsort chooses its stable or its in-place way.
  */
 #define _GNU_SOURCE
-#include "recsort_impl.h"
+#include "sort/recsort_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum { SMALL = 24 }; /* insertion sort below this */
 

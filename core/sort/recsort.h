@@ -5,7 +5,7 @@
 #ifndef GM_RECSORT_H
 #define GM_RECSORT_H
 
-#include "lines.h"
+#include "read/lines.h"
 
 /* The order of two records: prefixes first, then gm_line_cmp (from the second
  * key when both prefixes are exact). Returns <0, 0 or >0. */

@@ -6,7 +6,7 @@
 #ifndef GM_RECSORT_IMPL_H
 #define GM_RECSORT_IMPL_H
 
-#include "recsort.h"
+#include "sort/recsort.h"
 
 enum {
     GM_RECSORT_PAR_MIN = 1 << 16, /* a parallel pass for more records than this */

@@ -17,15 +17,15 @@
  *   - check: the declining input goes on from its last canonical line.
  */
 #define _GNU_SOURCE
-#include "handover.h"
+#include "stream/handover.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "records.h"
-#include "util.h"
+#include "base/cleanup.h"
+#include "records/records.h"
+#include "base/util.h"
 
 /* Appends the text of keys [0, n) of kb to *buf (length *len, room *cap). */
 static int put_keys(const gm_keybuf *kb, int64_t n, char eol, char **buf, size_t *len,

@@ -5,9 +5,9 @@
 #ifndef GM_HANDOVER_H
 #define GM_HANDOVER_H
 
-#include "input.h"
-#include "output.h"
-#include "run.h"
+#include "read/input.h"
+#include "write/output.h"
+#include "runs/run.h"
 
 /* A sort declined by block b of ins[at]: kb and the runs hold every key parsed
  * before it; the inputs after it are open where open[i] says so (and not yet

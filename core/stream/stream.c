@@ -5,16 +5,16 @@
  * committed (or abandoned). The rooms of the stages are listed in stream_impl.h.
  */
 #define _GNU_SOURCE
-#include "stream.h"
+#include "stream/stream.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "progress.h"
-#include "report.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "base/progress.h"
+#include "plan/report.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 enum {
     AHEAD_TOUCHERS = 0, /* threads faulting the output's pages in ahead: the CPU's

@@ -44,11 +44,11 @@
 #ifndef GM_STREAM_H
 #define GM_STREAM_H
 
-#include "engine.h"
-#include "input.h"
-#include "output.h"
-#include "plan.h"
-#include "stats.h"
+#include "device/engine.h"
+#include "read/input.h"
+#include "write/output.h"
+#include "plan/plan.h"
+#include "plan/stats.h"
 
 /* Runs op over the named inputs as the plan (gm_plan_make) says: opens them all
  * (a missing one stops the run before anything is written), completes the plan

@@ -13,9 +13,9 @@
 #ifndef GM_STREAM_IMPL_H
 #define GM_STREAM_IMPL_H
 
-#include "plan.h"
-#include "run.h"
-#include "stream.h"
+#include "plan/plan.h"
+#include "runs/run.h"
+#include "stream/stream.h"
 
 struct source {
     gm_input *in;      /* a text input, or */

@@ -4,9 +4,9 @@
  * without an engine or an output; the first disorder ends it. A line that is not
  * a canonical integer hands the check to the records path from that line on.
  */
-#include "handover.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "stream/handover.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 int gm_stream_check(struct stream *s, gm_status *st)
 {

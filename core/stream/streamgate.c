@@ -7,10 +7,10 @@
  */
 #include <stdio.h>
 
-#include "../cuda/gpu.h"
-#include "report.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "plan/report.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 enum {
     WARM_LINE_BYTES = 4, /* bytes a line, for the keys a size may hold: a short count

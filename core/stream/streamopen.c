@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../cuda/gpu.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 int gm_stream_input_open(struct stream *s, int i, size_t block, gm_status *st)
 {

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handover.h"
-#include "progress.h"
-#include "report.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "stream/handover.h"
+#include "base/progress.h"
+#include "plan/report.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 /* Merges runs[0..k) (removing them) into the new run *next, rewound to be read. */
 static int merge_group(struct stream *s, gm_runfile *runs, int k, gm_runfile *next,

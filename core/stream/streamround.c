@@ -10,9 +10,9 @@
  */
 #include <stdlib.h>
 
-#include "../cuda/gpu.h"
-#include "stream_impl.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "stream/stream_impl.h"
+#include "base/util.h"
 
 /* The keys of one round: each source's count up to the bound, their sum and width,
  * the merge's two buffers (grown as rounds need). */

@@ -9,12 +9,12 @@
  */
 #include <stdlib.h>
 
-#include "handover.h"
-#include "../cuda/gpu.h"
-#include "progress.h"
-#include "stream_impl.h"
-#include "textsort.h"
-#include "util.h"
+#include "stream/handover.h"
+#include "device/gpu.h"
+#include "base/progress.h"
+#include "stream/stream_impl.h"
+#include "stream/textsort.h"
+#include "base/util.h"
 
 /* The sort's chunk, the engine's scratch and the runs spilled so far. */
 struct sorter {

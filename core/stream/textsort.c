@@ -8,7 +8,7 @@
  * declined input is read again from where it was by the streaming sort.
  */
 #define _GNU_SOURCE
-#include "textsort.h"
+#include "stream/textsort.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cuda/gpu.h"
-#include "engine.h"
-#include "pages.h"
-#include "pread.h"
-#include "progress.h"
-#include "report.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "device/engine.h"
+#include "base/pages.h"
+#include "read/pread.h"
+#include "base/progress.h"
+#include "plan/report.h"
+#include "base/util.h"
 
 enum { PIECE = 4 << 20 };
 

@@ -8,10 +8,10 @@
 #ifndef GM_TEXTSORT_H
 #define GM_TEXTSORT_H
 
-#include "input.h"
-#include "output.h"
-#include "plan.h"
-#include "stats.h"
+#include "read/input.h"
+#include "write/output.h"
+#include "plan/plan.h"
+#include "plan/stats.h"
 
 /* Sorts the nins open inputs (at their current offsets) into w by the text path.
  * Returns GM_OK; GM_ETEXT when the path is not taken or declines the input (not

@@ -9,7 +9,7 @@
  * the same rules, so that a block can be given exactly its share of a mapped file
  * before it is formatted.
  */
-#include "format.h"
+#include "write/format.h"
 
 #include <stdint.h>
 #include <string.h>

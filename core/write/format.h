@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "base/types.h"
 
 /* Formats one key as canonical decimal at p and returns the end (no newline).
  * p needs 20 bytes. */

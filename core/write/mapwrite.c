@@ -15,7 +15,7 @@
  * write(2).
  */
 #define _GNU_SOURCE
-#include "mapwrite.h"
+#include "write/mapwrite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,11 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "pages.h"
-#include "reserve.h"
-#include "progress.h"
-#include "util.h"
+#include "write/format.h"
+#include "base/pages.h"
+#include "write/reserve.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 enum { MAP_THREADS = 4 };
 

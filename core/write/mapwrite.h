@@ -7,7 +7,7 @@
 #ifndef GM_MAPWRITE_H
 #define GM_MAPWRITE_H
 
-#include "output.h"
+#include "write/output.h"
 
 /* What the mapping writer returns where the file system or the mapping refuses:
  * nothing of the chunk counts, and the caller writes it with write(2). */

@@ -8,7 +8,7 @@
  * there first, where sort truncates the target when its output starts.
  */
 #define _GNU_SOURCE
-#include "outfile.h"
+#include "write/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "util.h"
+#include "base/cleanup.h"
+#include "base/util.h"
 
 static void set_id(gm_outfile *of, const struct stat *sb)
 {

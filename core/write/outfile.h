@@ -54,7 +54,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "types.h"
+#include "base/types.h"
 
 typedef enum gm_outfile_kind {
     GM_OUTFILE_STDOUT,   /* no -o */

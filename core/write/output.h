@@ -17,9 +17,9 @@
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
 
-#include "format.h"
-#include "gm.h"
-#include "outfile.h"
+#include "write/format.h"
+#include "base/config.h"
+#include "write/outfile.h"
 
 typedef struct gm_output {
     char shown[512]; /* "standard output" or the quoted file name */

@@ -8,14 +8,14 @@
  * has two buffers: one is written by a thread of its own while the other fills.
  */
 #define _GNU_SOURCE
-#include "recsink.h"
+#include "write/recsink.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recsort.h"
-#include "util.h"
+#include "sort/recsort.h"
+#include "base/util.h"
 
 enum {
     WINDOW = 1 << 18,  /* records gathered at a time */

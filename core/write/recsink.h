@@ -8,8 +8,8 @@
 #ifndef GM_RECSINK_H
 #define GM_RECSINK_H
 
-#include "lines.h"
-#include "output.h"
+#include "read/lines.h"
+#include "write/output.h"
 
 typedef struct gm_recsink {
     const gm_keyspec *ks;

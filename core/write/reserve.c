@@ -19,7 +19,7 @@
  * output written with write(2)) reserving ahead is the reserving thread alone.
  */
 #define _GNU_SOURCE
-#include "reserve.h"
+#include "write/reserve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "pages.h"
-#include "util.h"
+#include "base/pages.h"
+#include "base/util.h"
 
 enum { RESERVE_PIECE = 4 << 20 };
 

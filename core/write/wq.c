@@ -12,14 +12,14 @@
  * itself: on few cores a thread of its own competes with the fillers and reads
  * the blocks from another core's cache. One lock guards everything below.
  */
-#include "wq.h"
+#include "write/wq.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "progress.h"
-#include "util.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 struct gm_wq {
     pthread_mutex_t lock;

@@ -11,7 +11,7 @@
  * by a chunk.
  */
 #define _GNU_SOURCE
-#include "output.h"
+#include "write/output.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,11 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "mapwrite.h"
-#include "progress.h"
-#include "util.h"
-#include "wq.h"
+#include "write/format.h"
+#include "write/mapwrite.h"
+#include "base/progress.h"
+#include "base/util.h"
+#include "write/wq.h"
 
 /* With this many threads or more, the write queue has a writer thread of its own. */
 enum { WRITER_THREAD_CORES = 4 };
