@@ -8,6 +8,12 @@
  * never exits and never prints: every failure is reported through a gm_status,
  * every message through the config's callback, and only cli/main.c turns a status
  * into an exit code.
+ *
+ * The core's top, above every room: gm.h, gm.c (gm_run over the streaming data
+ * plane or the records path) and api.c (the library's calls on memory). The
+ * rooms, from the ground up: base/, keys/, read/, sort/, write/, merge/, runs/,
+ * device/, plan/, records/, stream/; each includes only rooms below it, and only
+ * device/ includes cuda/ (make layout checks both).
  */
 #ifndef GM_H
 #define GM_H

@@ -111,7 +111,7 @@ static void no_such_device(int count)
 }
 
 /* How many more descriptors open(2) may hand out: RLIMIT_NOFILE less those open
- * below it (as core/util.h's gm_fd_room, which this layer does not see). */
+ * below it (as core/base/util.h's gm_fd_room, which this layer does not see). */
 static int descriptors_free()
 {
     struct rlimit rl;

@@ -22,7 +22,7 @@
  *
  * The ring is stored twice over (key g at slot g mod R and at that plus R), so the
  * window, R keys starting anywhere, is always one contiguous array: the one co-rank
- * and the sequential merge of core/corank.h run on it unchanged, where the book
+ * and the sequential merge of core/keys/corank.h run on it unchanged, where the book
  * needs circular variants of both.
  *
  * With values (value.cuh), rings and staging tile have shadows after them, filled,

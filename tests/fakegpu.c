@@ -1,7 +1,7 @@
 /*
  * fakegpu.c - a stand-in device for the sort in device memory, so that the host's
- * side of it (core/recdev.c, core/recrange.c, core/recwalk.c) runs where no GPU
- * is: linked with cuda/gpu_stub.c built with GM_FAKE_LINES into
+ * side of it (core/records/recdev.c, recdevsort.c, recrange.c, recwalk.c) runs
+ * where no GPU is: linked with cuda/gpu_stub.c built with GM_FAKE_LINES into
  * gpumerge_fakegpu (test_recrange). Its probe always finds the device (every
  * other entry point is the stub's, which has none); gm_gpu_lines_fit says a text fits while
  * twice its bytes and 64 bytes a line stay within GM_FAKE_DEVICE_BYTES (no bound

@@ -1,5 +1,5 @@
 /*
- * output_late.c - the descriptors of -o's file (core/outfile.h): a regular
+ * output_late.c - the descriptors of -o's file (core/write/outfile.h): a regular
  * target holds none once planned, its replacement one from its opening, and
  * opened late (gm_output_open_sized with late) none until the writer's first
  * byte; a late output with no line still replaces the target at the commit; an

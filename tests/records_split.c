@@ -2,7 +2,7 @@
  * records_split.c - the split of a block into records (gm_lines_split) against a
  * line-by-line reading of the same block: every record's line, length, key
  * prefix and its exactness, '\n' and -z, on one to three threads; and -t
- * -kN,Nn's quick prefix (core/fieldnum.h) against the general gm_line_prefix,
+ * -kN,Nn's quick prefix (core/read/fieldnum.h) against the general gm_line_prefix,
  * the specs it must not take refused.
  */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /*
- * test_corank.c - the co-rank function and the sequential merge of core/corank.h,
+ * test_corank.c - the co-rank function and the sequential merge of core/keys/corank.h,
  * the one copy the CPU engine and the kernels share: the definition checked for
  * every k of many small arrays, the edge cases of the design (empty sides, all keys
  * equal, disjoint ranges), both directions, both widths, and int64 extremes.

@@ -1,5 +1,5 @@
 /*
- * test_plan.c - the run's plan (core/plan.h): the threads the budget's share pays
+ * test_plan.c - the run's plan (core/plan/plan.h): the threads the budget's share pays
  * for, the fan-in within --batch-size and the descriptors free, the budget's
  * splits, what opening the inputs adds, and -v saying the plan before the work.
  */

@@ -3,6 +3,13 @@
  * count, a parallel-for on a persistent thread pool, and the quoting of file names
  * in messages (as coreutils does it). The status (gm_fail) is the ground floor's:
  * types.h declares it, status.c defines it.
+ *
+ * Room base/, the ground floor: the services every room stands on, the host's
+ * alone: the status and the shared types (types.h, status.c), the run's
+ * configuration (config.h), the clock, cores, threads and the pool, memory and
+ * bulk copies (pages.h), temporary files, their clean-up and --compress-program,
+ * and --progress. It includes no other room: only the C library and the public
+ * header (include/gpumerge.h).
  */
 #ifndef GM_UTIL_H
 #define GM_UTIL_H

@@ -38,7 +38,7 @@ static const struct {
     .gpu_sort = 2.3e10,            /* merge sort, 2^28 int32 keys in 11.4 ms */
 };
 
-/* The sort's text path (core/textsort.c): the whole text on the device, parsed and
+/* The sort's text path (core/stream/textsort.c): the whole text on the device, parsed and
  * formatted there, against the CPU's read, parse and format of the same text. What
  * both do alike (opening, the output's last pages, the rename) is left out. Rates:
  * bench/RESULTS.md, "The cost model of --device=auto": the CPU's from -v of the

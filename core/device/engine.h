@@ -13,6 +13,12 @@
  * cores, so it is begun early in a thread of its own (gm_engine_warm) whenever a
  * GPU may be used, and the run goes on reading meanwhile; --device=gpu's early
  * failure (gm_engine_prepare) is the result of that start-up.
+ *
+ * Room device/, above runs/: the engines, the only room that includes a header
+ * of cuda/: the door to the GPU engine (gpu.h, cuda/gpu.h's interface for the
+ * rooms above), the choice of GPU or CPU and its fallback (this file), and the
+ * records' chunk sort on the GPU (recgpu.h). It includes the rooms below it
+ * (base/ to runs/) and cuda/gpu.h.
  */
 #ifndef GM_ENGINE_H
 #define GM_ENGINE_H
@@ -46,7 +52,7 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
 void gm_engine_merge2(const gm_config *cfg, gm_width w, const void *a, int64_t na,
                       const void *b, int64_t nb, void *out, int nthreads, gm_engine_report *rep);
 
-/* The report of a sort the text path (core/textsort.c) ran on the GPU for the
+/* The report of a sort the text path (core/stream/textsort.c) ran on the GPU for the
  * reason why, with its copies, kernels and passes t (cuda/gpu.h). */
 struct gm_gpu_times;
 void gm_engine_report_text(gm_engine_report *rep, const gm_config *cfg, const char *why,
@@ -96,7 +102,7 @@ void gm_engine_release_begin(void);
 double gm_engine_release(double *took);
 
 /* Whether a sort of bytes of text, all in memory, takes the GPU's text path
- * (core/textsort.c): --device=gpu when a GPU is usable, auto when the cost model
+ * (core/stream/textsort.c): --device=gpu when a GPU is usable, auto when the cost model
  * says the path beats the CPU's read, parse, sort and format, counting what is
  * left of CUDA's start-up (all of it where none began; less where a warm start
  * has run meanwhile, as it does while a pipe is read).

@@ -1,7 +1,7 @@
 /*
  * corank.h - the co-rank function and the sequential merge of chapter 12 of
  * Kirk & Hwu, "Programming Massively Parallel Processors" (4th ed.), the one copy
- * shared by the CPU engine (core/cpumerge.c), the CUDA kernels (cuda/) and the tests.
+ * shared by the CPU engine (core/sort/cpumerge.c), the CUDA kernels (cuda/) and the tests.
  *
  * GM_HD makes each function __host__ __device__ under nvcc and a plain static
  * inline function under a C compiler. Every function exists for int32_t and int64_t

@@ -11,6 +11,12 @@
  * prefix whose unsigned order follows the key order (DuckDB normalises its sort
  * keys the same way): the sorts compare prefixes first and call the exact
  * comparison only when two prefixes are equal.
+ *
+ * Room keys/, above base/: the keys and their orders, written once for the host
+ * and, where the device needs them, for the device too: -k's specs, the line
+ * comparisons, the numeric, version and text orders, the 64-bit key prefix
+ * (keyprefix.h), GM_HD (hd.h) and the co-rank (corank.h). cuda/ includes this
+ * room, so it includes nothing of the core but base/types.h.
  */
 #ifndef GM_KEYS_H
 #define GM_KEYS_H

@@ -1,6 +1,10 @@
 /*
  * recmerge.h - the streaming k-way merge of sorted line sources (inputs or runs)
  * into a sink, and the order check of one source, for the records path.
+ *
+ * Room merge/, above write/: the records path's streaming k-way merge of sorted
+ * sources into a sink, and its order check. It includes the rooms below it
+ * only (base/ to write/).
  */
 #ifndef GM_RECMERGE_H
 #define GM_RECMERGE_H

@@ -11,6 +11,10 @@
  * it; the fan-in is sort's NMERGE (--batch-size), bounded by RLIMIT_NOFILE less
  * what a pass writes to, so that a merge needs no more descriptors than sort's:
  * under ulimit -n 6, two inputs and a run, or two and the output.
+ *
+ * Room plan/, above device/: the run's numbers before any work (budget,
+ * threads, fan-in, descriptors), what it did (stats.h) and -v's report of both
+ * (report.h). It includes the rooms below it only (base/ to device/).
  */
 #ifndef GM_PLAN_H
 #define GM_PLAN_H

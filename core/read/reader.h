@@ -18,6 +18,11 @@
  * Bytes that the sort's text path read from a pipe and then did not sort come back
  * as the input's prefix, handed out before anything read next; and when parsing
  * declines a block, the records path takes the bytes not parsed (take_rest).
+ *
+ * Room read/, above keys/: the inputs' bytes coming in: the reader and its
+ * slots, the parallel pread, the integer path's parser and key buffers
+ * (input.h), and the records path's blocks of lines split into records
+ * (lines.h). It includes base/ and keys/ only.
  */
 #ifndef GM_READER_H
 #define GM_READER_H

@@ -10,6 +10,12 @@
  * with the fan-in (--batch-size), the last pass into the output. A merge streams:
  * output begins before the inputs end. Output goes through core/output's gm_output
  * (safe -o), so an error leaves an existing -o file as it was.
+ *
+ * Room records/, above plan/: the records path's run: its state and inputs
+ * (records_impl.h, recsrc.c), the entry, merge and check (records.c), the
+ * chunk sort (recchunk.c) and the sort in device memory (recdev.c, recrange.c,
+ * recdevsort.c, their spans and passes). It includes the rooms below it only
+ * (base/ to plan/); the GPU through device/'s door.
  */
 #ifndef GM_RECORDS_H
 #define GM_RECORDS_H
@@ -61,7 +67,7 @@ void gm_records_test_window(size_t bytes);
 void gm_records_test_memory(uint64_t bytes);
 
 /* One input of a records run that the integer path hands over part-way
- * (core/handover.c): bytes already read come first, then the descriptor's. */
+ * (core/stream/handover.c): bytes already read come first, then the descriptor's. */
 typedef struct gm_rec_source {
     const char *name;    /* as given ("-": standard input), for messages */
     int fd;              /* read from its offset on; -1: open name */

@@ -2,12 +2,16 @@
  * run.h - sorted runs on disk: the temporary files of the external sort and of a
  * merge of more inputs than can be opened at once.
  *
- * A run is a file in -T DIR / $TMPDIR / /tmp (core/cleanup.h creates and registers
+ * A run is a file in -T DIR / $TMPDIR / /tmp (core/base/cleanup.h creates and registers
  * it, so it is removed on success, on error and on every catchable signal) holding
  * keys in binary, as a sequence of segments: a 16-byte header (key count, key width
  * 4 or 8) and the keys. Each segment has the width of the chunk that wrote it, so
  * an int32 run stays compact and a run can turn int64 half-way (a wide key in a
  * late block) without rewriting what came before.
+ *
+ * Room runs/, above merge/: sorted runs in temporary files, the integer path's
+ * (run.h) and the records path's with their merge in passes (recrun.h). It
+ * includes the rooms below it only (base/ to merge/).
  */
 #ifndef GM_RUN_H
 #define GM_RUN_H

@@ -5,6 +5,10 @@
  * against. Keys live in one array; "runs" are consecutive slices of it, run r being
  * [offsets[r], offsets[r+1]). The merge is in cpumerge.c, the radix sort in
  * cpusort.c.
+ *
+ * Room sort/, above read/: sorting in memory on the CPU: the CPU engine's sort
+ * and merge of key arrays (cpu.h) and the records' sort (recsort.h). It
+ * includes base/, keys/ and read/ only.
  */
 #ifndef GM_CPU_H
 #define GM_CPU_H

@@ -1,7 +1,7 @@
 /*
  * cpumerge.c - the CPU engine's merge (see cpu.h): the basic merge kernel of PMPP
  * chapter 12 on threads. The output is cut into equal parts; co-rank
- * (core/corank.h) gives each part's starting point in both inputs and the part is
+ * (core/keys/corank.h) gives each part's starting point in both inputs and the part is
  * merged sequentially, so no thread waits for another. More than two runs are
  * merged as a tree of two-way merges of neighbouring runs (ceil(log2 k) passes),
  * which keeps ties in input order.

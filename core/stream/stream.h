@@ -40,6 +40,11 @@
  * makes the largest engine call a candidate for the GPU. --device=gpu's early
  * failure is the start-up's result, asked after every block without waiting, and
  * waited for before the first engine call, the first output byte and the end.
+ *
+ * Room stream/, above records/: the integer path's streaming data plane
+ * (stream_impl.h: the rooms of its merge, sort and check), its text path
+ * (textsort.h) and its hand-over to the records path (handover.h). It includes
+ * the rooms below it only (base/ to records/); the GPU through device/'s door.
  */
 #ifndef GM_STREAM_H
 #define GM_STREAM_H

@@ -1,7 +1,7 @@
 /*
  * output.h - the output stage: gm_writer formats sorted keys as text on all cores,
  * or takes text already formatted, and writes it in order with few system calls,
- * to standard output or to the file named by -o (gm_output; core/outfile.h:
+ * to standard output or to the file named by -o (gm_output; core/write/outfile.h:
  * replaced by a rename where that is safe, else spooled and copied into the
  * target once every input is read).
  *
@@ -13,6 +13,11 @@
  * is written through a shared mapping of space reserved first with fallocate,
  * and can be reserved ahead: gm_writer_ahead), writer.c (this API). Standard
  * output is always written with write(2).
+ *
+ * Room write/, above sort/: the output: keys formatted as text, the ordered
+ * write queue, the mapping writer and its space reserved ahead, the -o file's
+ * rules (outfile.h), this front (gm_writer, gm_output) and the records' sink
+ * (recsink.h). It includes the rooms below it only (base/ to sort/).
  */
 #ifndef GM_OUTPUT_H
 #define GM_OUTPUT_H
