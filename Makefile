@@ -8,6 +8,9 @@
 #                        when mpicc is missing and we are root, else says how
 #   make test            build and run every Criterion suite (installs Criterion
 #                        with apt-get when it is missing and we are root); also `make check`
+#   make layout          the core's rooms kept: no include of a room above (core/'s
+#                        floors), cuda/ included by core/device/ alone, no loop of
+#                        includes or of symbols between objects (also run by make test)
 #   make test-gpu        the GPU suite, the library's (static: device pointers too),
 #                        the CLI suite with --device=gpu and the records' GPU suite
 #                        (needs a GPU)
@@ -56,7 +59,7 @@ CFLAGS   ?= -O2 -g
 NVFLAGS  ?= -O3 -lineinfo
 # What the build needs whatever CFLAGS says; SANFLAGS is the sanitizer and fuzz
 # targets' instrumentation.
-GM_CPPFLAGS = -DGM_VERSION='"$(VERSION)"'
+GM_CPPFLAGS = -DGM_VERSION='"$(VERSION)"' -Icore
 GM_CFLAGS   = -std=c11 -Wall -Wextra -pthread -MMD -MP $(SANFLAGS)
 GM_LDLIBS   = -pthread -lm
 # The library's objects (core/, cuda/) are position-independent, for the shared
@@ -87,22 +90,16 @@ NV_CPPFLAGS = $(filter -D% -U% -I%,$(CPPFLAGS)) \
               $(foreach f,$(filter-out -D% -U% -I%,$(CPPFLAGS)),-Xcompiler $(f))
 COMPILE.nv  = $(NVCC) $(GM_CPPFLAGS) $(NV_CPPFLAGS) $(GM_NVFLAGS) $(NVFLAGS)
 
-CORE_SRC = core/status.c core/util.c core/compress.c core/tmpfile.c core/pool.c core/cleanup.c core/input.c core/cpumerge.c \
-           core/cpusort.c core/engine.c \
-           core/run.c core/plan.c core/stats.c core/stream.c core/streamopen.c core/streamgate.c \
-           core/streamround.c core/streampass.c core/streamsort.c core/streamcheck.c core/gm.c
-CORE_SRC += core/format.c core/wq.c core/pages.c core/reserve.c core/mapwrite.c core/writer.c
-CORE_SRC += core/pread.c core/reader.c core/readfill.c core/parse.c core/keybuf.c
-CORE_SRC += core/outfile.c core/textsort.c core/handover.c core/progress.c core/report.c
-CORE_SRC += core/keyspec.c core/keys.c core/numcmp.c core/keytext.c core/md5.c core/vercmp.c
-CORE_SRC += core/lines.c core/linesplit.c core/numwarn.c core/recsort.c core/recpar.c core/recsink.c core/recmerge.c core/recrun.c core/recchunk.c core/recsrc.c core/records.c
-CORE_SRC += core/recgpu.c core/recspan.c core/recdev.c core/recwalk.c core/recrange.c core/api.c
+# The core's rooms, from the ground up (each includes only rooms below it; make
+# layout checks it), and gm.c and api.c at its top: every C file of each.
+CORE_ROOMS = base keys read sort write merge runs device plan records stream
+CORE_SRC = $(foreach r,$(CORE_ROOMS),$(sort $(wildcard core/$(r)/*.c))) core/gm.c core/api.c
 CLI_SRC  = cli/main.c cli/options.c cli/optapply.c cli/optnum.c cli/optmsg.c cli/files0.c \
            cli/usage.c cli/version.c
 CUDA_SRC = cuda/device.cu cuda/partition.cu cuda/merge_basic.cu cuda/merge_tiled.cu \
            cuda/merge_circular.cu cuda/merge_multi.cu cuda/block_sort.cu cuda/merge.cu \
            cuda/sort.cu cuda/text.cu cuda/text_parse.cu cuda/text_format.cu cuda/trace.cu \
-           cuda/records.cu cuda/resident.cu
+           cuda/records.cu cuda/resident.cu cuda/unique.cu cuda/text_scratch.cu
 
 MPI_SRC  = mpi/agree.c mpi/run.c mpi/ranges.c mpi/output.c mpi/localsort.c mpi/samplesort.c mpi/exchange.c mpi/comerge.c mpi/bulk.c mpi/direct.c
 
@@ -185,7 +182,7 @@ TEST_BIN = $(TESTS:%=$(BUILD)/tests/test_%)
 # Keep the test objects between runs.
 .SECONDARY:
 
-.PHONY: all test check test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
+.PHONY: all test check layout test-gpu sanitize sanitize-host fuzz clang-fuzzer bench install \
         install-strip uninstall dist distcheck clean criterion openmpi pkgconfig FORCE
 
 all: $(PROG) $(CUDA_LIB) $(MPI_PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_ENGINE) \
@@ -208,7 +205,7 @@ $(PROG): $(CLI_OBJ) $(PROG_CORE_OBJ) $(PROG_GPU_OBJ) | $(CUDA_LIB)
 $(CUDA_LIB): $(GPU_OBJ) $(BUILD)/cuda/status.pic.o
 	$(LINK.gm) -shared -Wl,-Bsymbolic -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
-$(BUILD)/cuda/status.pic.o: core/status.c
+$(BUILD)/cuda/status.pic.o: core/base/status.c
 	@mkdir -p $(dir $@)
 	$(COMPILE.gm) -fPIC -c -o $@ $<
 
@@ -424,6 +421,7 @@ $(FAKEGPU): $(BUILD)/cli/main.o $(OPTIONS_OBJ) $(CORE_OBJ) $(BUILD)/tests/fakegp
 	$(LINK.gm) -o $@ $^ $(GM_LDLIBS) $(LDLIBS)
 
 test: $(PROG) $(MPI_PROG) $(FORCED) $(FAKEGPU) $(TEST_BIN) $(BUILD)/man/gpumerge.1 $(BUILD)/man/gpumerge.3
+	@sh tests/layout.sh $(BUILD)
 	@if command -v groff >/dev/null; then for m in 1 3; do \
 	  echo "== $(BUILD)/man/gpumerge.$$m"; groff -man -ww -z $(BUILD)/man/gpumerge.$$m || exit 1; done; fi
 	@GPUMERGE=$(CURDIR)/$(PROG) GPUMERGE_FORCED=$(CURDIR)/$(FORCED) TESTDATA=$(CURDIR)/testdata \
@@ -541,9 +539,9 @@ $(BUILD)/bench/kernels.o: bench/kernels.cu
 	@mkdir -p $(dir $@)
 	$(COMPILE.nv) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
-$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/cpumerge.o \
-                       $(BUILD)/core/cpusort.o $(BUILD)/core/pages.o $(BUILD)/core/status.o \
-                       $(BUILD)/core/util.o $(BUILD)/core/pool.o
+$(BUILD)/bench/kernels: $(BUILD)/bench/kernels.o $(GPU_OBJ) $(TESTING_OBJ) $(BUILD)/core/sort/cpumerge.o \
+                       $(BUILD)/core/sort/cpusort.o $(BUILD)/core/base/pages.o $(BUILD)/core/base/status.o \
+                       $(BUILD)/core/base/util.o $(BUILD)/core/base/pool.o
 	$(LINK.gm) -o $@ $^ $(GPU_LIBS) $(GM_LDLIBS) $(LDLIBS)
 
 # The benchmarks' input.
@@ -630,6 +628,11 @@ distcheck: dist
 	echo "distcheck: $(DIST).tar.gz builds and passes its tests from a clean unpack"
 
 check: test
+
+# The core's rooms kept: no include of a room above, none of cuda/ outside
+# core/device/, no loop of includes or of the objects' symbols (tests/layout.sh).
+layout: $(CORE_OBJ) $(GPU_OBJ)
+	@sh tests/layout.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) gpumerge gpusort gpumerge-mpi gpumerge-cuda.so build-asan build-tsan build-fuzz

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <vector>
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "../cuda/device.cuh"
 #include "../cuda/gpu.h"
 #include "../cuda/kernels.cuh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/recdev-check.sh - the GPU check of the records path's sort on the device
-# (cuda/records.cu, core/recgpu.c), run from the repository root on a machine
+# (cuda/records.cu, core/device/recgpu.c), run from the repository root on a machine
 # with a GPU after `make GPU_ARCHS=90`:
 #   1. the suites that reach it: test_recgpu (the CLI against sort with
 #      --device=gpu, as the inputs come and with small blocks, pieces and budget

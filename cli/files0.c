@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 
 /* Reads --files0-from's names as sort does: NUL-terminated (the last may lack
  * its NUL), none empty, none '-'; no operands besides. */

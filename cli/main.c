@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/util.h"
+#include "../core/base/util.h"
 #include "options.h"
 
 enum { EXIT_OK = 0, EXIT_DISORDER = 1, EXIT_TROUBLE = 2 };

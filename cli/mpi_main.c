@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/compress.h"
+#include "../core/base/compress.h"
 #include "../core/gm.h"
-#include "../core/util.h"
+#include "../core/base/util.h"
 #include "../mpi/gmpi.h"
 #include "options.h"
 

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "options_impl.h"
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
  * api.c - the library's calls on memory (include/gpumerge.h): the arguments
  * checked, then the engines the program runs. Host memory goes through
- * core/engine.c (the device choice, the cost model of GM_DEVICE_AUTO and its
+ * core/device/engine.c (the device choice, the cost model of GM_DEVICE_AUTO and its
  * fallback to the CPU; cpumerge.c's co-rank merges, cpusort.c's radix sort,
  * cuda/'s gm_gpu_merge and gm_gpu_sort); device memory goes to cuda/'s
  * gm_gpu_sort_device and gm_gpu_merge_device.
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda/gpu.h"
-#include "engine.h"
-#include "pages.h"
-#include "util.h"
+#include "device/gpu.h"
+#include "device/engine.h"
+#include "base/pages.h"
+#include "base/util.h"
 
 /* Keys a task of the merge's gather-and-check pass takes. */
 enum { CHECK_CHUNK = 1 << 18 };

@@ -19,17 +19,17 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../cuda/gpu.h"
-#include "cleanup.h"
-#include "compress.h"
-#include "engine.h"
+#include "device/gpu.h"
+#include "base/cleanup.h"
+#include "base/compress.h"
+#include "device/engine.h"
 #include "gm.h"
-#include "plan.h"
-#include "progress.h"
-#include "records.h"
-#include "report.h"
-#include "stream.h"
-#include "util.h"
+#include "plan/plan.h"
+#include "base/progress.h"
+#include "records/records.h"
+#include "plan/report.h"
+#include "stream/stream.h"
+#include "base/util.h"
 
 /* Under a memory limit every malloc arena a thread creates reserves 64 MB of
  * address space; one arena keeps ulimit -v for the data. */

@@ -12,7 +12,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../core/types.h"
+#include "../core/base/types.h"
 
 /* Fills st from a CUDA error ("CUDA error: STRING (WHAT)") and returns GM_ECUDA, or
  * GM_EDEVMEM for an allocation that failed for lack of memory. Defined in device.cu. */

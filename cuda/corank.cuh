@@ -1,5 +1,5 @@
 /*
- * corank.cuh - the one co-rank and sequential merge of core/corank.h, as overloads
+ * corank.cuh - the one co-rank and sequential merge of core/keys/corank.h, as overloads
  * by key type and position type for the kernels' templates, and the co-rank search
  * shared by a group of lanes of one warp (the partition kernel's, the tiled kernel's
  * blocks that search for themselves, the circular kernel's in its rings).
@@ -9,9 +9,9 @@
 
 #include <stdint.h>
 
-#include "../core/corank.h"
+#include "../core/keys/corank.h"
 
-/* The one co-rank and sequential merge of core/corank.h, by key type K (suffix S:
+/* The one co-rank and sequential merge of core/keys/corank.h, by key type K (suffix S:
  * 64-bit positions, S##_t: 32-bit ones), as overloads the templates call. */
 #define GM_CORANK_OVERLOADS(K, S)                                                          \
     __host__ __device__ inline int64_t corank(int64_t k, const K *a, int64_t m, const K *b, \
@@ -48,7 +48,7 @@ GM_CORANK_OVERLOADS(uint64_t, _u64)
 #undef GM_CORANK_OVERLOADS
 
 /* The search's probe and narrowing by position type: 64-bit positions in global
- * memory, 32-bit ones in shared memory (the same pieces of core/corank.h). */
+ * memory, 32-bit ones in shared memory (the same pieces of core/keys/corank.h). */
 __host__ __device__ inline int64_t corank_probe(int64_t lo, int64_t hi, int lanes, int l)
 {
     return gm_corank_probe_i64(lo, hi, lanes, l);

@@ -111,7 +111,7 @@ static void no_such_device(int count)
 }
 
 /* How many more descriptors open(2) may hand out: RLIMIT_NOFILE less those open
- * below it (as core/util.h's gm_fd_room, which this layer does not see). */
+ * below it (as core/base/util.h's gm_fd_room, which this layer does not see). */
 static int descriptors_free()
 {
     struct rlimit rl;
@@ -195,8 +195,6 @@ static void probe_device()
         gm_facts.sm_count = prop.multiProcessorCount;
         gm_facts.arch = attr.ptxVersion >= 90 ? 900 : attr.ptxVersion >= 80 ? 800 : 750;
         gm_facts.dependent_launch = prop.major >= 9;
-        gm_facts.circular_blocks_per_sm[0] = circular_occupancy<int32_t>();
-        gm_facts.circular_blocks_per_sm[1] = circular_occupancy<int64_t>();
         probe_rc = GM_OK;
         if (callers != 0 && cudaSetDevice(callers) != cudaSuccess)
             cudaGetLastError(); /* a library's caller keeps its device */

@@ -21,7 +21,6 @@ struct device_facts {
     int sm_count;
     int arch;                      /* the architecture of the code running: 750, 800, 900 */
     bool dependent_launch;         /* programmatic dependent launches: sm_90 and later */
-    int circular_blocks_per_sm[2]; /* resident circular blocks, int32 and int64 keys */
 };
 extern device_facts gm_facts;
 

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/keys.h"
-#include "../core/types.h"
+#include "../core/keys/keys.h"
+#include "../core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,7 +129,7 @@ int gm_gpu_merge_device(const void *const *arrays, const int64_t *lens, int k, g
                         gm_status *st);
 
 /* The text path of a sort: the input's text goes to the device whole, is parsed
- * there (the grammar of core/input.h: [blanks][+|-]digits[blanks][\r] lines ending
+ * there (the grammar of core/read/input.h: [blanks][+|-]digits[blanks][\r] lines ending
  * with eol, blank lines skipped, the last line's eol optional, int32 keys while
  * every value fits, else int64), sorted (as gm_gpu_sort), formatted there
  * (canonical decimal, each line ending with eol) and handed back in pieces. */
@@ -177,7 +177,7 @@ int gm_gpu_sort_text(const gm_text_job *job, gm_text_result *res, gm_gpu_times *
 
 /* The records path's sort of one chunk (cuda/records.cu): the chunk's blocks of
  * lines go to the device, where the lines are found, each line's first-key prefix
- * is made by the CPU's code (core/keyprefix.h), and the (prefix, line) pairs are
+ * is made by the CPU's code (core/keys/keyprefix.h), and the (prefix, line) pairs are
  * sorted stably; the records come back in that order, with the places where the
  * device's order is not sort's final word. */
 typedef struct gm_gpu_rec_job {
@@ -192,7 +192,7 @@ typedef struct gm_gpu_rec_job {
                                           ordered by the lines' first eight bytes too */
     gm_copy_fn copy;                   /* NULL: memcpy (into the staging ring) */
     void *copy_ctx;
-    uint64_t *recs;                    /* out, 2 * lines: core/lines.h's gm_rec (prefix,
+    uint64_t *recs;                    /* out, 2 * lines: core/read/lines.h's gm_rec (prefix,
                                           reference) of each line, in the device's order */
     unsigned char *tied;               /* out, lines: 1 where a record's sort key (the
                                           prefix, with refine and exact prefixes also the
@@ -207,8 +207,8 @@ typedef struct gm_gpu_rec_job {
  * GM_ENODEV. */
 int gm_gpu_sort_records(const gm_gpu_rec_job *job, gm_gpu_times *times, gm_status *st);
 
-/* Orders every run of tied records of recs[0, 2 n) (core/lines.h's gm_rec, their
- * references to host memory; a run begins where tied is 0) as core/recgpu.c's
+/* Orders every run of tied records of recs[0, 2 n) (core/read/lines.h's gm_rec, their
+ * references to host memory; a run begins where tied is 0) as core/device/recgpu.c's
  * gm_recgpu_ties does. Returns GM_OK or an error status. */
 typedef int (*gm_ties_fn)(void *ctx, uint64_t *recs, const unsigned char *tied, size_t n,
                           gm_status *st);

@@ -68,8 +68,6 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
 /* The circular kernel's "tile" is a block's whole segment: n keys spread over the
  * blocks that fit on the device at once, in whole tiles. */
 template <typename K> int64_t circular_segment(int64_t n);
-/* Resident blocks per multiprocessor of the circular kernel (for the probe). */
-template <typename K> int circular_occupancy();
 
 /* ------------------------------------------------------------------ sort stages */
 

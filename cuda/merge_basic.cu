@@ -17,7 +17,7 @@
 
 /* The sequential merge of PMPP 12.2 with values: outputs [i + j, i + j + count) of
  * the stable merge of a and b (m and n keys, values va and vb), from a[i] and b[j],
- * to c and vc; the keys-only merge is core/corank.h's merge_seq, which this follows
+ * to c and vc; the keys-only merge is core/keys/corank.h's merge_seq, which this follows
  * step for step. */
 template <typename K, typename V>
 __device__ inline void merge_seq_values(const K *a, const V *va, int64_t m, const K *b,

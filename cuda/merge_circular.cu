@@ -22,7 +22,7 @@
  *
  * The ring is stored twice over (key g at slot g mod R and at that plus R), so the
  * window, R keys starting anywhere, is always one contiguous array: the one co-rank
- * and the sequential merge of core/corank.h run on it unchanged, where the book
+ * and the sequential merge of core/keys/corank.h run on it unchanged, where the book
  * needs circular variants of both.
  *
  * With values (value.cuh), rings and staging tile have shadows after them, filled,
@@ -192,9 +192,36 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
     }
 }
 
+/* Resident blocks per multiprocessor of the circular kernel, asked once a process
+ * for each key width, at the first segment it cuts (after the probe, on the probed
+ * device). It sets the kernel's shared-memory attribute once for the process (the
+ * launcher's set_attribute_once then has nothing to do). If a call fails, one block
+ * is taken and the error is cleared, so no later launch is blamed for it; the
+ * launcher meets the same failure and reports it. */
+template <typename K> static int circular_occupancy()
+{
+    gm_status ignored;
+    int blocks = 0;
+    size_t smem = circular_smem_bytes<K, no_value>();
+    if (set_attribute_once<merge_circular_kernel<K, no_value>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, &ignored) ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K, no_value>,
+                                                      shape<K>::CIRC_THREADS, smem) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    return blocks > 0 ? blocks : 1;
+}
+
+template <typename K> static int circular_blocks_per_sm()
+{
+    static const int blocks = circular_occupancy<K>(); /* once: C++11's static */
+    return blocks;
+}
+
 template <typename K> int64_t circular_segment(int64_t n)
 {
-    int per_sm = gm_facts.circular_blocks_per_sm[sizeof(K) == 8];
+    int per_sm = circular_blocks_per_sm<K>();
     int64_t blocks = gm_forced.circular_blocks > 0
                          ? gm_forced.circular_blocks
                          : (int64_t)gm_facts.sm_count * (per_sm > 0 ? per_sm : 1);
@@ -224,29 +251,8 @@ int launch_merge_circular(const K *src, K *dst, const pass_desc &d, K mask,
     return GM_OK;
 }
 
-/* Resident blocks per multiprocessor of the circular kernel, for the probe.
- * It sets the kernel's shared-memory attribute once for the process (the launcher's
- * set_attribute_once then has nothing to do). If a call fails, the probe takes one
- * block and the error is cleared, so no later launch is blamed for it; the launcher
- * meets the same failure and reports it. */
-template <typename K> int circular_occupancy()
-{
-    gm_status ignored;
-    int blocks = 0;
-    size_t smem = circular_smem_bytes<K, no_value>();
-    if (set_attribute_once<merge_circular_kernel<K, no_value>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize>((int)smem, &ignored) ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, merge_circular_kernel<K, no_value>,
-                                                      shape<K>::CIRC_THREADS, smem) != cudaSuccess) {
-        cudaGetLastError();
-        return 1;
-    }
-    return blocks > 0 ? blocks : 1;
-}
-
 #define GM_INSTANTIATE_KEYS(K)                                                             \
-    template int64_t circular_segment<K>(int64_t);                                         \
-    template int circular_occupancy<K>();
+    template int64_t circular_segment<K>(int64_t);
 GM_FOR_KEYS(GM_INSTANTIATE_KEYS)
 #define GM_INSTANTIATE(K, V)                                                               \
     template int launch_merge_circular<K, V>(const K *, K *, const pass_desc &, K,          \

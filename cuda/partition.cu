@@ -2,7 +2,7 @@
  * partition.cu - the partition kernel: the co-rank of every tile's first output of
  * a two-way pass, written to global memory for the tiled and circular kernels
  * (partition, then merge, as CUB's DeviceMerge and moderngpu's
- * merge_path_partitions do; the co-rank is PMPP 12.3's, core/corank.h).
+ * merge_path_partitions do; the co-rank is PMPP 12.3's, core/keys/corank.h).
  *
  * A group of LANES neighbouring threads searches each tile's co-rank. Each round of
  * the search costs a load from global memory that the next round waits for; a

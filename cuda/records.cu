@@ -5,9 +5,9 @@
  * the terminators are counted (cub::DeviceReduce, against the host's count) and
  * found (cub::DeviceSelect: line j ends at the j-th, and begins after the one
  * before); each line's first-key prefix and its exactness
- * come from core/keyprefix.h, the very code the CPU's records use; the (key, line
+ * come from core/keys/keyprefix.h, the very code the CPU's records use; the (key, line
  * index) pairs are sorted stably (rec_sort_pairs); and the records are built in
- * sorted order with their lines' host addresses, as core/lines.h packs them, so
+ * sorted order with their lines' host addresses, as core/read/lines.h packs them, so
  * the host gathers the output from them as from its own sort.
  *
  * Where sort's order after the first key is the last resort alone (one key, no
@@ -16,7 +16,7 @@
  * as well, as recpar.c's combine orders them on the CPU; while many records stay
  * tied after those bytes, rounds order each run of ties by the lines' next four
  * bytes (records.cuh's refinement). What the device cannot decide (equal sort
- * keys) is flagged per record for the host's comparison (core/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
+ * keys) is flagged per record for the host's comparison (core/device/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
  * that run them, the launchers, the entry.
  */
 #include <cub/util_type.cuh>

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../core/keyprefix.h"
+#include "../core/keys/keyprefix.h"
 
 typedef unsigned long long u64;
 
@@ -60,7 +60,7 @@ GM_HD u64 rec_host_address(const u64 *bstart, const u64 *hbase, int nblocks, u64
     return hbase[lo] + (off - bstart[lo]);
 }
 
-/* The record of line j: its host address, length and exactness (core/lines.h's
+/* The record of line j: its host address, length and exactness (core/read/lines.h's
  * second word). */
 GM_HD u64 rec_ref(const u64 *ends, const unsigned char *exact, u64 j, const u64 *bstart,
                   const u64 *hbase, int nblocks)
@@ -71,7 +71,7 @@ GM_HD u64 rec_ref(const u64 *ends, const unsigned char *exact, u64 j, const u64 
 }
 
 /* Record i of the sorted order (key: the sorted prefixes, val: their lines) as
- * core/lines.h's gm_rec, and whether its sort key equals record i - 1's: the
+ * core/read/lines.h's gm_rec, and whether its sort key equals record i - 1's: the
  * prefix, and with by_head the lines' first eight bytes too. */
 GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const u64 *ends,
                          const u64 *key, const uint32_t *val, const unsigned char *exact, u64 i,

@@ -6,7 +6,7 @@
  * stable key-value merge sort of chapter 12 and the refinement rounds). What the
  * device cannot order, the runs of records whose sort keys are equal, is gathered
  * into a compact buffer with its lines, sent to the host's tie routine
- * (core/recgpu.c, sort's own comparison) and its new order sent back. Then the
+ * (core/device/recgpu.c, sort's own comparison) and its new order sent back. Then the
  * lines are gathered on the device into their sorted order, as cuDF gathers rows
  * by sorted indices: an inclusive sum of the kept lines' lengths places each one,
  * a warp copies 32 of them at a time, a piece of the output at a time, and every

@@ -4,7 +4,7 @@
  * length): the block sort (block_sort.cu) makes runs of SORT_TILE keys, then each
  * merge pass merges two runs at a time (merge_pass, with the kernel --kernel
  * names) or, with the tiled kernel on large sorts, four (merge_multi.cu); -u then
- * collapses equal neighbours on the device (cub::DeviceSelect::Unique).
+ * collapses equal neighbours on the device (unique.cu).
  * sort_pairs_on_device runs the same plan over key-value pairs, stably.
  * gm_gpu_sort_device is the keys' sort on the caller's device pointer, for the
  * library's gm_sort_device.
@@ -15,7 +15,6 @@
  * four-way merge, two merges in shared memory a pass, is bound by the
  * multiprocessors' instructions wherever its data lies.
  */
-#include <cub/device/device_select.cuh>
 #include <string.h>
 
 #include <utility>
@@ -114,22 +113,6 @@ template <typename K> int64_t sort_scratch_entries(int64_t n)
         four = e > four ? e : four;
     }
     return two > four ? two : four;
-}
-
-template <typename K>
-int unique_on_device(const K *sorted, K *to, int64_t n, int64_t *d_count, device_buffers &mem,
-                     int64_t *n_out, cudaStream_t s, gm_status *st)
-{
-    size_t temp_bytes = 0;
-    GM_CUDA(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted, to, d_count, n, s), st);
-    unsigned char *temp = nullptr;
-    int rc = mem.alloc(&temp, temp_bytes, st);
-    if (rc)
-        return rc;
-    GM_CUDA(cub::DeviceSelect::Unique(temp, temp_bytes, sorted, to, d_count, n, s), st);
-    GM_CUDA(cudaMemcpyAsync(n_out, d_count, sizeof *n_out, cudaMemcpyDeviceToHost, s), st);
-    GM_CUDA(cudaStreamSynchronize(s), st);
-    return GM_OK;
 }
 
 /* A sort whose passes use kernel `used` (never AUTO). */
@@ -233,9 +216,7 @@ extern "C" int gm_gpu_sort_device(void *keys, int64_t n, gm_width width, int rev
 
 #define GM_INSTANTIATE(K)                                                                  \
     template int sort_on_device<K>(K *, K *, int64_t, K, gm_kernel, int64_t *, K **, int *, \
-                                   cudaStream_t, gm_status *);                              \
-    template int unique_on_device<K>(const K *, K *, int64_t, int64_t *, device_buffers &,  \
-                                     int64_t *, cudaStream_t, gm_status *);
+                                   cudaStream_t, gm_status *);
 GM_INSTANTIATE(int32_t)
 GM_INSTANTIATE(int64_t)
 #define GM_INSTANTIATE_KEYS(K)                                                             \

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/types.h"
+#include "../core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,15 +7,15 @@
  * than the host parses and formats (bench/RESULTS.md measures both).
  *
  * This file holds the job's steps around the kernels: the staging ring, the
- * copies, the scratch and scans that parse and format share, and the driver that
- * chains them, written once for both key widths (sort_and_format).
+ * copies, and the driver that chains them, written once for both key widths
+ * (sort_and_format); the scratch and scans that parse and format share are
+ * text_scratch.cu's.
  *
  * Copies go through a ring of pinned staging buffers (allocated once a process):
  * the caller's copy fills buffer i + 1 while buffer i crosses PCIe, and on the way
  * back the sink takes piece i while piece i + 1 crosses. The text itself can stay
  * in pageable memory, read before CUDA is needed.
  */
-#include <cub/device/device_scan.cuh>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -74,37 +74,6 @@ static size_t stage_piece()
 }
 
 /* ------------------------------------------------------------------ steps */
-
-int text_cub_temp(text_job &j, size_t bytes, void **p, gm_status *st)
-{
-    unsigned char *t = nullptr;
-    int rc = j.mem.alloc(&t, bytes ? bytes : 1, st);
-    *p = t;
-    return rc;
-}
-
-int text_scan_tiles(text_job &j, u64 *counts, u64 *pre, u64 ntiles, gm_status *st)
-{
-    GM_CUDA(cudaMemsetAsync(counts + ntiles, 0, sizeof *counts, j.s), st);
-    size_t bytes = 0;
-    GM_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, pre, (int64_t)ntiles + 1, j.s),
-            st);
-    void *t = nullptr;
-    int rc = text_cub_temp(j, bytes, &t, st);
-    if (rc)
-        return rc;
-    GM_CUDA(cub::DeviceScan::ExclusiveSum(t, bytes, counts, pre, (int64_t)ntiles + 1, j.s), st);
-    return GM_OK;
-}
-
-int text_fits(size_t need, gm_status *st)
-{
-    if (check_fits(need, st) == GM_OK)
-        return GM_OK;
-    char why[sizeof st->msg];
-    snprintf(why, sizeof why, "%s", st->msg);
-    return gm_fail(st, GM_ETEXT, "text path: %s", why);
-}
 
 int text_begin(text_job &j, size_t len, gm_status *st)
 {

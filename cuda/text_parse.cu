@@ -1,6 +1,6 @@
 /*
  * text_parse.cu - the text path's parser (text_parse, see text.cuh): the grammar
- * of core/input.h, byte for byte as input.c's parse_line_slow, on the device.
+ * of core/read/input.h, byte for byte as input.c's parse_line_slow, on the device.
  *
  * The text is cut into tiles of 4 KiB. One kernel counts each tile's line ends,
  * cub::DeviceScan turns the counts into each tile's first line number, and a second

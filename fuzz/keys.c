@@ -1,5 +1,5 @@
 /*
- * keys.c - libFuzzer target: core/keys.h's comparison and prefix of two lines.
+ * keys.c - libFuzzer target: core/keys/keys.h's comparison and prefix of two lines.
  * Under -n the comparison must agree with a slow reference that reads sort's
  * numcompare rules literally (blanks and sign stripped, integer digits without
  * leading zeros compared by count then digit by digit, then the fractions digit by
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../core/input.h"
+#include "../core/read/input.h"
 #include "reference.h"
 
 #define CHECK(cond)                                                                   \

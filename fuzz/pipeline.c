@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
+#include "../core/base/cleanup.h"
 #include "../core/gm.h"
 #include "reference.h"
 

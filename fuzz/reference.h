@@ -1,6 +1,6 @@
 /*
  * reference.h - what the fuzz targets check gpumerge against: a plain,
- * line-at-a-time reading of the input format of core/input.h (written apart from
+ * line-at-a-time reading of the input format of core/read/input.h (written apart from
  * the parser under test, from the man page's INPUT FORMAT), and the checks every
  * message must pass. Header-only: each target is one program.
  */

@@ -17,8 +17,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "../core/pages.h"
-#include "../core/pread.h"
+#include "../core/base/pages.h"
+#include "../core/read/pread.h"
 
 enum { PLAIN_CHUNK = 4 << 20, PIECE = 8 << 20 };
 

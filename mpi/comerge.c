@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/recmerge.h"
-#include "../core/util.h"
+#include "../core/merge/recmerge.h"
+#include "../core/base/util.h"
 
 enum { OVERSAMPLE = 16, MAX_BLOCK = 4 << 20 };
 

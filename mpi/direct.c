@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 
 /* A source sending less goes by messages, whose fixed costs are smaller than
  * an open and a merge's input of its own. */

@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/recmerge.h"
-#include "../core/util.h"
+#include "../core/merge/recmerge.h"
+#include "../core/base/util.h"
 
 enum { MIN_ROUND = 64 << 10, MAX_ROUND = 1 << 30 };
 

@@ -26,8 +26,8 @@
 #include <stdint.h>
 
 #include "../core/gm.h"
-#include "../core/lines.h"
-#include "../core/recsink.h"
+#include "../core/read/lines.h"
+#include "../core/write/recsink.h"
 
 /* One job over the ranks, and what -v reports of it per rank. */
 typedef struct gm_mpi {

@@ -2,10 +2,10 @@
  * localsort.c - a rank's own sort (see gmpi.h): its byte range of the inputs
  * sorted into its sorted spool, by one of two ways that give the same bytes.
  *
- *   records  blocks of lines read and split into records (core/lines.h) until
- *            they fill the budget; a full chunk sorted (core/recsort.h) and
+ *   records  blocks of lines read and split into records (core/read/lines.h) until
+ *            they fill the budget; a full chunk sorted (core/sort/recsort.h) and
  *            written as a temporary run; at the end the chunk alone gathered
- *            into the spool, or the runs merged into it (core/recrun.h): the
+ *            into the spool, or the runs merged into it (core/runs/recrun.h): the
  *            records path of one process, on the range
  *   gm_run   where the integer path may serve the order (whole lines by -n:
  *            canonical integers are parsed into keys, far faster than records)
@@ -29,10 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
-#include "../core/recrun.h"
-#include "../core/recsort.h"
-#include "../core/util.h"
+#include "../core/base/cleanup.h"
+#include "../core/runs/recrun.h"
+#include "../core/sort/recsort.h"
+#include "../core/base/util.h"
 
 enum { MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20, DEFAULT_FAN_IN = 16 };
 

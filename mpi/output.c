@@ -26,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
-#include "../core/pread.h"
-#include "../core/recmerge.h"
-#include "../core/util.h"
+#include "../core/base/cleanup.h"
+#include "../core/read/pread.h"
+#include "../core/merge/recmerge.h"
+#include "../core/base/util.h"
 
 enum { CHUNK = 4 << 20, MIN_BLOCK = 64 << 10, TAG_GATHER = 17 };
 

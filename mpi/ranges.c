@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/input.h"
-#include "../core/pread.h"
-#include "../core/util.h"
+#include "../core/read/input.h"
+#include "../core/read/pread.h"
+#include "../core/base/util.h"
 
 enum { PROBE = 4096, COUNT_PIECE = 1 << 20 };
 

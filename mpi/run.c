@@ -2,7 +2,7 @@
  * run.c - gm_mpi_run (gmpi.h): the job's numbers from the configuration, the
  * inputs opened on every rank, the operation, the agreement on a status, and
  * -v's report: each rank's bytes and phase times, gathered to rank 0, then a
- * row per phase in the shape of core/report.h, the load imbalance among them.
+ * row per phase in the shape of core/plan/report.h, the load imbalance among them.
  *
  * Inputs that are not all regular files (standard input, a pipe) cannot be cut
  * into byte ranges that every rank reads: rank 0 then runs the operation alone
@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/cleanup.h"
-#include "../core/engine.h"
-#include "../core/report.h"
-#include "../core/stream.h"
-#include "../core/util.h"
+#include "../core/base/cleanup.h"
+#include "../core/device/engine.h"
+#include "../core/plan/report.h"
+#include "../core/stream/stream.h"
+#include "../core/base/util.h"
 
 enum { MIN_BUDGET = 1 << 20 };
 
@@ -28,7 +28,7 @@ enum { NSTAT = 16 };
 
 /* Rank 0 says the run, every rank's bytes and phases, then a row per phase
  * (the slowest rank's time, as the ranks wait for each other between phases)
- * and the total, in -v's shape (core/report.h). */
+ * and the total, in -v's shape (core/plan/report.h). */
 static void report(gm_mpi *m, gm_op op, double took)
 {
     double mine[NSTAT] = { m->bytes_read, m->bytes_sent, m->bytes_recv, m->bytes_out,

@@ -5,10 +5,10 @@
  *
  *   read      rank r reads the bytes [T r / P, T (r + 1) / P) of the inputs'
  *             concatenation, both ends moved to the next line start, as blocks
- *             of lines split into records (core/lines.h)
- *   sort      the records sorted stably (core/recsort.h) into the rank's sorted
+ *             of lines split into records (core/read/lines.h)
+ *   sort      the records sorted stably (core/sort/recsort.h) into the rank's sorted
  *             spool (-u applied); past the budget, sorted runs in -T merged
- *             into it (core/recrun.h), the external sort of one process
+ *             into it (core/runs/recrun.h), the external sort of one process
  *   sample    each rank's 8 P regular samples, evenly spaced by bytes (full
  *             lines, with the rank and their offset in its spool as their
  *             position), gathered by every rank, sorted, and every (S / P)-th
@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 
 /* Where each rank's range begins: T r / P moved to the next line start. */
 static int range_starts(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *starts,

@@ -1,5 +1,5 @@
 /*
- * cli_textpath.c - the GPU's text path (core/textsort.c) against the CPU engine,
+ * cli_textpath.c - the GPU's text path (core/stream/textsort.c) against the CPU engine,
  * byte for byte, and its bad lines named as the CPU names them; a pipe read whole
  * for the text path and given back to the streaming sort; and boundaries falling
  * inside text blocks and staged copies forced small (gpumerge_forced).
@@ -28,7 +28,7 @@ static void assert_fails_keeping(const char *dir, const char *cmd, const char *e
 
 /* ---------------------------------------------------------------- text path */
 
-/* --device=gpu sorts files through the GPU's text path (core/textsort.c): its output
+/* --device=gpu sorts files through the GPU's text path (core/stream/textsort.c): its output
  * is the CPU engine's, byte for byte, over several files, one without its last
  * newline, CRLF, blanks, blank lines, an int64 key in the last file, -r, -u, -z. */
 Test(cli, gpu_text_path_matches_the_cpu, .timeout = 300)

@@ -1,7 +1,7 @@
 /*
  * fakegpu.c - a stand-in device for the sort in device memory, so that the host's
- * side of it (core/recdev.c, core/recrange.c, core/recwalk.c) runs where no GPU
- * is: linked with cuda/gpu_stub.c built with GM_FAKE_LINES into
+ * side of it (core/records/recdev.c, recdevsort.c, recrange.c, recwalk.c) runs
+ * where no GPU is: linked with cuda/gpu_stub.c built with GM_FAKE_LINES into
  * gpumerge_fakegpu (test_recrange). Its probe always finds the device (every
  * other entry point is the stub's, which has none); gm_gpu_lines_fit says a text fits while
  * twice its bytes and 64 bytes a line stay within GM_FAKE_DEVICE_BYTES (no bound
@@ -23,10 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/keys.h"
-#include "../core/lines.h"
-#include "../core/records.h"
-#include "../core/recsort.h"
+#include "../core/keys/keys.h"
+#include "../core/read/lines.h"
+#include "../core/records/records.h"
+#include "../core/sort/recsort.h"
 #include "../cuda/gpu.h"
 
 static uint64_t env_bytes(const char *name, uint64_t dflt)

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "../cuda/gpu.h"
 #include "helpers.h"
 

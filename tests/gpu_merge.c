@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "../cuda/gpu.h"
 #include "../cuda/testing.h"
 #include "gpu_cases.h"

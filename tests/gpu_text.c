@@ -1,6 +1,6 @@
 /*
  * gpu_text.c - the GPU's text path (cuda/text.cu): its parser against
- * core/input.c's on random texts of every accepted and declined line form
+ * core/read/input.c's on random texts of every accepted and declined line form
  * (blanks, signs, leading zeros, CRLF, blank lines, int64 values first met late,
  * a last line without its end, -z), its formatter against gm_format_i64, and
  * gm_gpu_sort_text against the CPU's parse, sort and format, with -r, -u, -z and
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/input.h"
-#include "../core/output.h"
+#include "../core/read/input.h"
+#include "../core/write/output.h"
 #include "../cuda/gpu.h"
 #include "../cuda/testing.h"
 #include "gpu_cases.h"
@@ -109,7 +109,7 @@ static struct text random_text(rng *r, int64_t lines, int c)
     return t;
 }
 
-/* The host parser (core/input.c) on text in memory: its keys as int64, its width,
+/* The host parser (core/read/input.c) on text in memory: its keys as int64, its width,
  * and the line (0: none) and kind of its first problem. */
 struct parsed {
     int64_t *keys;

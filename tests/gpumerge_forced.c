@@ -12,23 +12,23 @@
  *                   GPUMERGE-ARGUMENTS...
  *
  * --block-size sets the size of the text blocks the inputs are read and parsed in
- * (core/input.h), so that block boundaries fall inside lines and keys.
+ * (core/read/input.h), so that block boundaries fall inside lines and keys.
  * --records-block sets the size of the blocks the records path's sort reads
- * (core/records.h), so that a chunk sorted on the device holds many of them.
+ * (core/records/records.h), so that a chunk sorted on the device holds many of them.
  * --records-window sets the windows in which the sort in device memory by ranges
- * of keys reads its inputs (core/records.h), so that lines cross windows.
+ * of keys reads its inputs (core/records/records.h), so that lines cross windows.
  * --driver-loaded has auto read a pipe whole for the GPU's text path as on a
  * machine with a GPU, and give the bytes back to the streaming sort.
- * --progress-tick sets --progress's period (core/progress.h), so that a short run
+ * --progress-tick sets --progress's period (core/base/progress.h), so that a short run
  * says many lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/input.h"
-#include "../core/progress.h"
-#include "../core/records.h"
+#include "../core/read/input.h"
+#include "../core/base/progress.h"
+#include "../core/records/records.h"
 #include "../cuda/testing.h"
 
 int gm_cli_main(int argc, char **argv);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/md5.h"
+#include "../core/keys/md5.h"
 
 static void md5_hex(const void *data, size_t len, char out[33])
 {

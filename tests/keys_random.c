@@ -1,5 +1,5 @@
 /*
- * keys_random.c - core/keys.h on random lines: a differential against LC_ALL=C
+ * keys_random.c - core/keys/keys.h on random lines: a differential against LC_ALL=C
  * sort (lines of fields, blanks, signs, decimals, long numbers, units,
  * non-numbers, high bytes, empty lines and ties, sorted by a stable merge sort
  * with gm_line_cmp; -s, -r, -u, -b, -t, -z and several -k), and the prefix law:
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 #include "helpers.h"
 #include "keys_cases.h"
 #include "specs.h"

@@ -1,5 +1,5 @@
 /*
- * keys_table.c - core/keys.h's comparisons on tables of pairs: each order (-n,
+ * keys_table.c - core/keys/keys.h's comparisons on tables of pairs: each order (-n,
  * -g, -h, bytes) and key form (fields, characters, -t, -b, ends before starts,
  * several keys, -r and the last resort), both ways round, with LC_ALL=C sort
  * putting each pair in the same order and the prefixes agreeing; -g's NaNs; the
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 #include "helpers.h"
 #include "keys_cases.h"
 #include "specs.h"

@@ -1,5 +1,5 @@
 /*
- * keys_verprefix.c - part of the keys suite: core/verprefix.h's -V prefix
+ * keys_verprefix.c - part of the keys suite: core/keys/verprefix.h's -V prefix
  * against gm_version_cmp (vercmp.c, itself checked against LC_ALL=C sort -V in
  * keys_version.c). The law on every pair of many random and adversarial names
  * (digit runs with leading zeros and past the 15-digit stop, '~', '.', file
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
-#include "../core/vercmp.h"
-#include "../core/verprefix.h"
+#include "../core/keys/keys.h"
+#include "../core/keys/vercmp.h"
+#include "../core/keys/verprefix.h"
 #include "specs.h"
 
 typedef unsigned char uc;

@@ -1,5 +1,5 @@
 /*
- * keys_version.c - part of the keys suite: core/vercmp.h's gm_version_cmp,
+ * keys_version.c - part of the keys suite: core/keys/vercmp.h's gm_version_cmp,
  * the order of sort -V. Golden pairs (each checked with LC_ALL=C sort -V of
  * coreutils 9.1), and a random differential against LC_ALL=C sort -V itself:
  * a few thousand generated names (digit runs with leading zeros, letters,
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/vercmp.h"
+#include "../core/keys/vercmp.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -1,5 +1,5 @@
 /*
- * output_late.c - the descriptors of -o's file (core/outfile.h): a regular
+ * output_late.c - the descriptors of -o's file (core/write/outfile.h): a regular
  * target holds none once planned, its replacement one from its opening, and
  * opened late (gm_output_open_sized with late) none until the writer's first
  * byte; a late output with no line still replaces the target at the commit; an
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/output.h"
-#include "../core/util.h"
+#include "../core/write/output.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 
 Test(output, a_regular_target_holds_no_descriptor_until_its_first_byte)

@@ -1,5 +1,5 @@
 /*
- * output_mapping.c - the writer (core/output.h) chunk by chunk through its ways
+ * output_mapping.c - the writer (core/write/output.h) chunk by chunk through its ways
  * of writing: the mapping path writes the bytes write(2) writes (chunks of many
  * sizes, both widths, -u across chunks, -z, text after the keys, 1 to 5
  * threads, its fall-back where fallocate is not supported, text written in
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 
 /* Writes keys (n of them, width w) chunk by chunk, the chunks' sizes taken from

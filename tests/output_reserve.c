@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 
 /* Space reserved ahead (gm_writer_ahead, as the GPU's text path does while it

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/input.h"
+#include "../core/read/input.h"
 
 /* What a parse found: its status, and the keys gathered as int64 (wide: the
  * parser's width was int64); path is the file's, and the messages name it. */

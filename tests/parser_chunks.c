@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/input.h"
+#include "../core/read/input.h"
 #include "helpers.h"
 #include "parser_cases.h"
 

@@ -1,5 +1,5 @@
 /*
- * parser_pread.c - the parallel pread (core/pread.h) under the reader: spans read
+ * parser_pread.c - the parallel pread (core/read/pread.h) under the reader: spans read
  * in pieces on several threads, every byte in place and each piece's callback
  * once with its bounds; no more threads than the caller gives; its messages,
  * which name the file, and the size rule.
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/pread.h"
+#include "../core/read/pread.h"
 #include "helpers.h"
 
 /* What the pieces' callback saw: each piece's bounds once, and on which thread. */

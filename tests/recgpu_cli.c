@@ -6,10 +6,10 @@
  * with small blocks, staging pieces and budget, so that a chunk on the device
  * holds many blocks and several chunks become runs; -v must say that the GPU
  * sorted them (but a first key by -g, -R or -V, which the CPU sorts). The sort with the
- * text in device memory (core/recdev.c, cuda/resident.cu) runs every case over
+ * text in device memory (core/records/recdev.c, cuda/resident.cu) runs every case over
  * several files, with small pieces in both directions, in place, and declined
  * for the host's share of ties; and range by range of its keys where a memory
- * limit forced on the device is below the whole text's needs (core/recrange.c).
+ * limit forced on the device is below the whole text's needs (core/records/recrange.c).
  * A chunk too large for the device's memory (a limit forced) is sorted on the
  * CPU; without a device --device=gpu fails and auto sorts.
  */

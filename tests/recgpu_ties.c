@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keyprefix.h"
-#include "../core/recgpu.h"
-#include "../core/recsort.h"
+#include "../core/keys/keyprefix.h"
+#include "../core/device/recgpu.h"
+#include "../core/sort/recsort.h"
 #include "../cuda/testing.h"
 #include "helpers.h"
 #include "recgpu_cases.h"

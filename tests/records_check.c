@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/records.h"
+#include "../core/records/records.h"
 #include "helpers.h"
 #include "records_cases.h"
 

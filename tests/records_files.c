@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/records.h"
+#include "../core/records/records.h"
 #include "helpers.h"
 #include "records_cases.h"
 

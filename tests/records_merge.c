@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/records.h"
+#include "../core/records/records.h"
 #include "helpers.h"
 #include "records_cases.h"
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/records.h"
-#include "../core/recsort.h"
-#include "../core/reserve.h"
+#include "../core/records/records.h"
+#include "../core/sort/recsort.h"
+#include "../core/write/reserve.h"
 #include "helpers.h"
 #include "records_cases.h"
 

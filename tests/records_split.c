@@ -2,18 +2,18 @@
  * records_split.c - the split of a block into records (gm_lines_split) against a
  * line-by-line reading of the same block: every record's line, length, key
  * prefix and its exactness, '\n' and -z, on one to three threads; and -t
- * -kN,Nn's quick prefix (core/fieldnum.h) against the general gm_line_prefix,
+ * -kN,Nn's quick prefix (core/read/fieldnum.h) against the general gm_line_prefix,
  * the specs it must not take refused; and the default -n's scan for a line with
- * no number (core/numwarn.h) against a line-by-line reading.
+ * no number (core/read/numwarn.h) against a line-by-line reading.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fieldnum.h"
-#include "../core/lines.h"
-#include "../core/numwarn.h"
+#include "../core/read/fieldnum.h"
+#include "../core/read/lines.h"
+#include "../core/read/numwarn.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"

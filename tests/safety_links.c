@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 #include "safety_cases.h"
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 #include "safety_cases.h"
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
+#include "../core/base/cleanup.h"
 #include "helpers.h"
 #include "safety_cases.h"
 

@@ -5,7 +5,7 @@
 #ifndef GM_TEST_SPECS_H
 #define GM_TEST_SPECS_H
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 
 /* Applies one word to ks: "-tX" (X the separator), "-kSPEC", or flags among
  * n g h M V f d i r s u b z. A word the suites do not use fails the test. */

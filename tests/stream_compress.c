@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/plan.h"
+#include "../core/plan/plan.h"
 #include "helpers.h"
 #include "stream_cases.h"
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/run.h"
-#include "../core/stream.h"
-#include "../core/util.h"
+#include "../core/runs/run.h"
+#include "../core/stream/stream.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 #include "stream_cases.h"
 

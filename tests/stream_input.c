@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/input.h"
-#include "../core/stream.h"
-#include "../core/util.h"
+#include "../core/read/input.h"
+#include "../core/stream/stream.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 #include "stream_cases.h"
 

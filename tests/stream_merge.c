@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "../core/gm.h"
-#include "../core/stream.h"
+#include "../core/stream/stream.h"
 #include "helpers.h"
 #include "stream_cases.h"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/stream.h"
+#include "../core/stream/stream.h"
 #include "helpers.h"
 #include "stream_cases.h"
 

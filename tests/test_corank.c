@@ -1,5 +1,5 @@
 /*
- * test_corank.c - the co-rank function and the sequential merge of core/corank.h,
+ * test_corank.c - the co-rank function and the sequential merge of core/keys/corank.h,
  * the one copy the CPU engine and the kernels share: the definition checked for
  * every k of many small arrays, the edge cases of the design (empty sides, all keys
  * equal, disjoint ranges), both directions, both widths, and int64 extremes.
@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "../core/corank.h"
+#include "../core/keys/corank.h"
 #include "helpers.h"
 
 /* Checks that i is the co-rank of k per the definition (ties take a first). */

@@ -1,5 +1,5 @@
 /*
- * test_cpu.c - the CPU engine (core/cpumerge.c, core/cpusort.c) against the plain
+ * test_cpu.c - the CPU engine (core/sort/cpumerge.c, core/sort/cpusort.c) against the plain
  * references in helpers.c: two-way merges, k-way merges with k up to 33, and sorts, on random
  * inputs of 0 to 10^6 keys with duplicates, negatives and int64 extremes, in both
  * widths and both directions, on 1 to 4 threads.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "helpers.h"
 
 /* Kinds of random values. */

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h> /* sysconf */
 
-#include "../core/cpu.h"
+#include "../core/sort/cpu.h"
 #include "../cuda/gpu.h"
 #include "../cuda/testing.h"
 #include "gpu_cases.h"

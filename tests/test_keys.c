@@ -1,5 +1,5 @@
 /*
- * test_keys.c - core/keys.h: -k parsing and its messages (against LC_ALL=C sort's
+ * test_keys.c - core/keys/keys.h: -k parsing and its messages (against LC_ALL=C sort's
  * own, word for word, and on random -k arguments), positions and flags, the limit
  * on keys, and the finished spec: the inheritance of global flags, the implied
  * -n, and whole-line numeric keys. It also holds what the suite's files share
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/keys.h"
+#include "../core/keys/keys.h"
 #include "helpers.h"
 #include "keys_cases.h"
 #include "specs.h"

@@ -1,5 +1,5 @@
 /*
- * test_output.c - the output stage (core/output.h): canonical formatting at the
+ * test_output.c - the output stage (core/write/output.h): canonical formatting at the
  * edges of both widths, -u's filter across block boundaries, the atomic -o
  * (temporary file, rename, what is left after a failure, modes and symbolic
  * links), write errors, and the writer's order across chunks, with its thread
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/output.h"
+#include "../core/write/output.h"
 #include "helpers.h"
 
 static void check_format(int64_t v, const char *want)

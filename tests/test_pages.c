@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../core/pages.h"
+#include "../core/base/pages.h"
 #include "helpers.h"
 
 static void fill(rng *r, char *p, size_t n)

@@ -8,7 +8,7 @@
  * The other files: parser_chunks.c (large inputs on several threads, the int32
  * gather, line numbers that stay right when the problem sits at a boundary
  * between two threads' chunks, order checks) and parser_pread.c (the parallel
- * pread, core/pread.h, under the reader: pieces, spans, the thread cap, its
+ * pread, core/read/pread.h, under the reader: pieces, spans, the thread cap, its
  * messages and the size rule).
  */
 #define _GNU_SOURCE
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/input.h"
+#include "../core/read/input.h"
 #include "helpers.h"
 #include "parser_cases.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_plan.c - the run's plan (core/plan.h): the threads the budget's share pays
+ * test_plan.c - the run's plan (core/plan/plan.h): the threads the budget's share pays
  * for, the fan-in within --batch-size and the descriptors free, the budget's
  * splits, what opening the inputs adds, and -v saying the plan before the work.
  */
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/plan.h"
-#include "../core/util.h"
+#include "../core/plan/plan.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 
 static char said[8192];

@@ -1,6 +1,6 @@
 /*
  * test_ranges.c - inputs that are ranges of their files (gm_config's ranges,
- * core/input.h's gm_input_range, core/lines.h's gm_lines_range): gpumerge-mpi
+ * core/read/input.h's gm_input_range, core/read/lines.h's gm_lines_range): gpumerge-mpi
  * reads its slices of files and of other ranks' spools where they lie. Every
  * path of gm_run is run on ranges and checked against the same run on files
  * that hold just those bytes: the integer sort (in memory and through runs),

@@ -1,5 +1,5 @@
 /*
- * test_recgpu.c - the records path's sort on the GPU (core/recgpu.c,
+ * test_recgpu.c - the records path's sort on the GPU (core/device/recgpu.c,
  * cuda/records.cu), and the inputs the suite's files share (recgpu_cases.h):
  * id,ts,payload lines whose timestamps many lines share, fields of numbers,
  * units and words, CRLF and blank lines, a line of a megabyte among short ones,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/lines.h"
+#include "../core/read/lines.h"
 #include "helpers.h"
 #include "recgpu_cases.h"
 #include "specs.h"

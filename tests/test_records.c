@@ -1,5 +1,5 @@
 /*
- * test_records.c - the records path (core/records.h) called directly, and the
+ * test_records.c - the records path (core/records/records.h) called directly, and the
  * helpers its suite's files share (records_cases.h): the table of option sets,
  * runs of gm_records_run with a few knobs, generated inputs and LC_ALL=C sort's
  * answers. Here: the golden edge cases in testdata/records (blank lines, CR, NUL
@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/records.h"
-#include "../core/util.h"
+#include "../core/records/records.h"
+#include "../core/base/util.h"
 #include "helpers.h"
 #include "records_cases.h"
 #include "specs.h"

@@ -1,5 +1,5 @@
 /*
- * test_recrange.c - the sort by ranges of keys (core/recrange.c, recwalk.c,
+ * test_recrange.c - the sort by ranges of keys (core/records/recrange.c, recwalk.c,
  * recspan.c), its host's side run where no GPU is: gpumerge_fakegpu (make builds
  * it; tests/fakegpu.c) stands in a device whose memory is GM_FAKE_DEVICE_BYTES
  * and sorts what it is handed on the CPU. Every case is three files (one empty,

@@ -1,6 +1,6 @@
 /*
- * test_report.c - the shape of -v (core/report.h) and of --progress
- * (core/progress.h) as users see them on standard error: -v's facts and stage
+ * test_report.c - the shape of -v (core/plan/report.h) and of --progress
+ * (core/base/progress.h) as users see them on standard error: -v's facts and stage
  * rows aligned in their columns, the plan first, the rows in the order data flows,
  * the total last and at least the rows' sum, no word of a GPU from a run that
  * never started one, for the integer path, the records path, the external sort,

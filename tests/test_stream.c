@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "../core/gm.h"
-#include "../core/stream.h"
+#include "../core/stream/stream.h"
 #include "../cuda/testing.h"
 #include "helpers.h"
 #include "stream_cases.h"
