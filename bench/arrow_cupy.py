@@ -97,7 +97,23 @@ def by_bytes(src, dst, pyarrow, csv):
     )
     t1 = time.perf_counter()
     table = table.take(pc.sort_indices(table, sort_keys=[("line", "ascending")]))
-    write(csv, table, dst, t0, t1, "sort_indices and take", "pyarrow")
+    # Written as the bytes of the lines each followed by a newline: the CSV writer
+    # refuses unquoted values that hold its delimiter (any comma in a line).
+    t2 = time.perf_counter()
+    column = table.column("line").combine_chunks()
+    text = pyarrow.large_string()
+    ended = pc.binary_join_element_wise(column, pyarrow.scalar("", text),
+                                        pyarrow.scalar("\n", text))
+    _, offsets, data = ended.buffers()
+    first, last = (int(x) for x in
+                   pyarrow.Array.from_buffers(pyarrow.int64(), len(ended) + 1,
+                                              [None, offsets], offset=ended.offset)
+                   .to_numpy()[[0, -1]])
+    with open(dst, "wb") as out:
+        out.write(memoryview(data)[first:last])
+    t3 = time.perf_counter()
+    print(f"read {t1 - t0:.3f} s, sort_indices and take {t2 - t1:.3f} s, write {t3 - t2:.3f} s, "
+          f"the steps {t3 - t0:.3f} s ({table.num_rows} rows, pyarrow)")
 
 
 if __name__ == "__main__":
