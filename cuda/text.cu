@@ -28,7 +28,7 @@
 /* The pinned staging ring, made at the first text job and kept. Its memory is
  * mapped, touched and then registered with CUDA: cudaHostRegister pins touched
  * memory far faster than cudaHostAlloc allocates pinned memory (bench/RESULTS.md,
- * "The GPU sort's text path"). */
+ * "Design choices"). */
 constexpr int RING = 4;
 constexpr size_t STAGE_BYTES = 16u << 20;
 

@@ -43,8 +43,7 @@ static const struct {
  * both do alike (opening, the output's last pages, the rename) is left out. Rates:
  * bench/RESULTS.md, "The cost model of --device=auto": the CPU's from -v of the
  * product (H200 machine, 16 cores, 1.1 GB of int32 lines, the output reserved
- * ahead), the GPU's from "Parsing and formatting on the GPU" and "The GPU sort's
- * text path". */
+ * ahead), the GPU's from the kernels' tables and "Design choices". */
 static const struct {
     double cpu_read_parse_per_thread; /* bytes/s of a file read and parsed, one thread */
     double cpu_read_parse_max;
