@@ -2,8 +2,8 @@
  * keys.c - libFuzzer target: core/keys/keys.h's comparison and prefix of two lines.
  * Under -n the comparison must agree with a slow reference that reads sort's
  * numcompare rules literally (blanks and sign stripped, integer digits without
- * leading zeros compared by count then digit by digit, then the fractions digit by
- * digit, zero unsigned); under every order it must be antisymmetric and obey the
+ * leading zeros or thousands separators compared by count then digit by digit,
+ * then the fractions digit by digit, zero unsigned); under every order it must be antisymmetric and obey the
  * prefix law (a lower prefix sorts first; equal exact prefixes, equal keys). The
  * first line is also parsed as a -k argument, which must succeed or say why.
  *
@@ -12,6 +12,7 @@
  * whole line), then the two lines separated by a NUL byte, each in a buffer of
  * exactly its size.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@
 
 typedef unsigned char uc;
 
+/* sort's thousands separator in the C locale, CHAR_MAX + 1, compared with bytes
+ * read as unsigned char: the byte 0x80 where char is signed, else no byte. */
+#define SORT_THOUSANDS (CHAR_MAX + 1)
+
 /* The -n reading of s, normalised: sign, integer digits without leading zeros,
  * fraction digits without trailing zeros, each NUL-terminated in out. */
 typedef struct { int neg; char *ip, *fp; } ref_num;
@@ -43,8 +48,8 @@ static ref_num ref_read(const uc *s, size_t n, char *buf)
         i++;
     }
     char *o = buf;
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-        if (o != buf || s[i] != '0')
+    while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == SORT_THOUSANDS)) {
+        if (s[i] != SORT_THOUSANDS && (o != buf || s[i] != '0'))
             *o++ = (char)s[i];
         i++;
     }
