@@ -22,8 +22,9 @@
 #                        GPU is usable
 #                        (then bench/iofloor.sh: the output floor of files and pipes)
 #   make install PREFIX=/usr/local     binary (with its symbols; gpumerge-mpi too when
-#                        built), man pages (gpumerge.1, gpumerge.3 and a man3 link
-#                        for each of the header's calls), bash completion; the
+#                        built), man pages (gpumerge.1 and a gpusort.1 link to it,
+#                        gpumerge.3 and a man3 link for each of the header's calls),
+#                        bash completion; the
 #                        library (LIBDIR), its header (INCLUDEDIR), gpumerge.pc
 #                        (PKGCONFIGDIR); in a CUDA build the CUDA engine the program
 #                        and the shared library load (LIBDIR/gpumerge/)
@@ -578,6 +579,8 @@ install: $(PROG) $(BUILD)/man/gpumerge.1 $(LIB_A) $(LIB_SO) $(LIB_PC) $(BUILD)/m
 	@if [ -n "$(MPI_PROG)" ] && [ -f "$(MPI_PROG)" ]; then \
 	  $(INSTALL_PROGRAM) $(MPI_PROG) $(DESTDIR)$(BINDIR)/gpumerge-mpi; fi
 	$(INSTALL_DATA) $(BUILD)/man/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpumerge.1
+	echo '.so man1/gpumerge.1' >$(DESTDIR)$(MANDIR)/man1/gpusort.1 && \
+	  chmod 644 $(DESTDIR)$(MANDIR)/man1/gpusort.1
 	$(INSTALL_DATA) completion/gpumerge.bash $(DESTDIR)$(COMPLETIONS)/gpumerge
 	@if [ -n "$(CUDA_LIB)" ]; then \
 	  $(INSTALL) -d $(DESTDIR)$(LIBDIR)/gpumerge && \
@@ -599,7 +602,7 @@ install-strip: install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumerge $(DESTDIR)$(BINDIR)/gpusort $(DESTDIR)$(BINDIR)/gpumerge-mpi \
-	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 \
+	  $(DESTDIR)$(MANDIR)/man1/gpumerge.1 $(DESTDIR)$(MANDIR)/man1/gpusort.1 \
 	  $(DESTDIR)$(COMPLETIONS)/gpumerge $(DESTDIR)$(LIBDIR)/gpumerge/gpumerge-cuda.so \
 	  $(DESTDIR)$(LIBDIR)/libgpumerge.a $(DESTDIR)$(LIBDIR)/libgpumerge.so \
 	  $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgpumerge.so.$(VERSION) \

@@ -245,7 +245,8 @@ Test(package, install_strip_and_uninstall, .timeout = 300)
                                   "usr/lib/libgpumerge.so", "usr/include/gpumerge.h",
                                   "usr/lib/pkgconfig/gpumerge.pc",
                                   "usr/share/man/man3/gpumerge.3",
-                                  "usr/share/man/man3/gm_sort.3" };
+                                  "usr/share/man/man3/gm_sort.3", "usr/bin/gpusort",
+                                  "usr/share/man/man1/gpusort.1" };
     size_t nfiles = sizeof files / sizeof files[0];
     char *bin = path_in(dest, files[0]);
     static const char *const targets[] = { "install", "install-strip" };
