@@ -328,7 +328,7 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
         return rc;
     const unsigned grid = rec_grid(n);
     const unsigned char *text = (const unsigned char *)j.text;
-    const int whole = gm_kp_whole_bytes(job->ks); /* the line is the key: its bytes order it */
+    const int whole = gm_kp_whole_offsets(job->ks); /* the line is the key: its bytes order it */
     for (int r = 0; r < REC_REFINE_ROUNDS; r++) {
         u64 ties = 0;
         if ((rc = rec_count_ties(j, b->tied, n, d_count, &ties, st)))

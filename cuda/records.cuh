@@ -95,12 +95,13 @@ GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const 
 /* ---------------------------------------------------------------- refinement
  *
  * Where the order after the first key is the last resort alone and every prefix
- * is exact (or the one key is the whole line in byte order, whose bytes the
- * rounds read), records tied after the first eight bytes are ordered further on the
- * device, four bytes of their lines a round: each tied record's key is the index
- * of the first record of its run of ties (its group) above the round's word of
- * its line, and a stable sort of those keys orders every run by the word while
- * runs and untied records keep their places. Rounds stop when few ties are left;
+ * is exact (or the one key is the whole line in byte order or folded, whose
+ * bytes the rounds read as the key sees them), records tied after the first eight
+ * bytes are ordered further on the device, four bytes of their lines a round:
+ * each tied record's key is the index of the first record of its run of ties
+ * (its group) above the round's word of its line, and a stable sort of those
+ * keys orders every run by the word while runs and untied records keep their
+ * places. Rounds stop when few ties are left;
  * the host orders what remains as before. */
 
 /* Rounds at most (the lines' bytes 8 to 31), and whether another is worth its
@@ -119,13 +120,16 @@ GM_HD uint32_t rec_group_mark(const unsigned char *tied, u64 i)
 }
 
 /* Bytes [off, off + 4) of a line as a big-endian word (zeros past its end, as the
- * last resort orders a shorter line first), complemented under -r. Lines that
- * differ only past their ends stay tied for the host. */
-GM_HD uint32_t rec_word(const unsigned char *line, u64 len, u64 off, int reverse)
+ * last resort orders a shorter line first), each folded to upper case under fold
+ * (a whole line's -f), complemented under -r. Lines that differ only past their
+ * ends, or only in case under fold, stay tied for the host. */
+GM_HD uint32_t rec_word(const unsigned char *line, u64 len, u64 off, int fold, int reverse)
 {
     uint32_t w = 0;
-    for (u64 b = off; b < off + 4; b++)
-        w = w << 8 | (b < len ? line[b] : 0u);
+    for (u64 b = off; b < off + 4; b++) {
+        unsigned char c = b < len ? line[b] : 0u;
+        w = w << 8 | (fold ? gm_kp_upper(c) : c);
+    }
     return reverse ? ~w : w;
 }
 
@@ -135,7 +139,8 @@ GM_HD u64 rec_refine_key(const gm_keyspec *ks, const unsigned char *text, const 
 {
     u64 s, len;
     rec_line(ends, val[i], &s, &len);
-    return (u64)group[i] << 32 | rec_word(text + s, len, 8 + 4 * (u64)r, ks->reverse);
+    return (u64)group[i] << 32 |
+           rec_word(text + s, len, 8 + 4 * (u64)r, ks->nkeys && ks->keys[0].fold, ks->reverse);
 }
 
 /* Record i after a round's sort: its line's prefix (pfx by line) and reference,

@@ -426,6 +426,14 @@ GM_HD int gm_kp_whole_bytes(const gm_keyspec *ks)
     return gm_kp_whole_line(ks) && !ks->keys[0].fold && !ks->keys[0].ignore;
 }
 
+/* Whether the one key is the whole line's bytes, folded or not (-f), none
+ * skipped: byte i of the key is byte i of the line, so lines tied on their
+ * prefix are ordered by their next bytes as the key sees them (folded by -f). */
+GM_HD int gm_kp_whole_offsets(const gm_keyspec *ks)
+{
+    return gm_kp_whole_line(ks) && !ks->keys[0].ignore;
+}
+
 /* keys.h's gm_line_prefix for a first key gm_kp_takes (the caller's check):
  * without keys the line's bytes (never exact: the last resort is all there is),
  * else the first key's encoding; either inverted by its -r. */
