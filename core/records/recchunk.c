@@ -107,7 +107,7 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
 
 int gm_records_gpu_auto(const gm_keyspec *ks)
 {
-    return !(gm_kp_whole_line(ks) && !gm_kp_whole_bytes(ks));
+    return !(gm_kp_whole_line(ks) && !gm_kp_whole_offsets(ks));
 }
 
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device
