@@ -191,6 +191,15 @@ cmd_result run_sh(const char *dir, const char *cmd)
     return collected(st, tmp, out, err);
 }
 
+int limit_descriptors(int nofile, int keep)
+{
+    for (int fd = STDERR_FILENO + 1; fd < 4096; fd++)
+        if (fd != keep)
+            close(fd);
+    struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
+    return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Runs argv (argv[0] "sort": LC_ALL=C sort from PATH, else the gpumerge under
  * test) in dir with only the standard descriptors open and RLIMIT_NOFILE at
  * nofile, standard input /dev/null; standard output and error captured. */
@@ -204,10 +213,7 @@ cmd_result run_limited(const char *dir, int nofile, char **argv)
         if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
             chdir(dir) != 0)
             _exit(127);
-        for (int fd = 3; fd < 4096; fd++) /* Criterion's and ours: none inherited */
-            close(fd);
-        struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        if (limit_descriptors(nofile, -1) != 0)
             _exit(127);
         if (strcmp(argv[0], "sort") == 0) {
             setenv("LC_ALL", "C", 1);

@@ -60,6 +60,10 @@ typedef struct {
 
 /* Runs `sh -c cmd` in dir (NULL: current) with stdout and stderr captured. */
 cmd_result run_sh(const char *dir, const char *cmd);
+/* In a child of one thread: closes every descriptor above standard error but keep
+ * (-1: none), the test runner's among them, and sets RLIMIT_NOFILE to nofile.
+ * Returns 0, or -1 where the limit is refused. */
+int limit_descriptors(int nofile, int keep);
 /* Runs argv (argv[0] "sort": LC_ALL=C sort from PATH, else the gpumerge under
  * test) in dir with only the standard descriptors open and RLIMIT_NOFILE at
  * nofile, standard input /dev/null; standard output and error captured. */

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,11 +118,7 @@ static _Noreturn void limited_steps(int fd, int nofile, const gm_keyspec *ks, co
     static const char *what[] = { "merge", "sort", "check" };
     const char *wants[] = { merged, sorted, NULL };
     size_t lens[] = { merged_len, sorted_len, 0 };
-    for (int d = STDERR_FILENO + 1; d < 1024; d++) /* the runner's, inherited */
-        if (d != fd)
-            close(d);
-    struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
-    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    if (limit_descriptors(nofile, fd) != 0) {
         dprintf(fd, "setrlimit: %s", strerror(errno));
         _exit(1);
     }
