@@ -2,7 +2,7 @@
 # seeds.sh OUT - the fuzz targets' seed corpora, made from testdata/cases: for
 # each golden case, its inputs as parser seeds, its arguments as an option seed,
 # and the case itself (operation, -r, -u, inputs) as a pipeline seed; and pairs of
-# lines for the key order (options byte, line, NUL, line).
+# lines for the key orders (options byte, line, NUL, line).
 set -eu
 out=$1
 cases=$(dirname "$0")/../testdata/cases
@@ -11,7 +11,9 @@ i=0
 for pair in '\000 -12.50\000-12.5' '\000 1700000000\0001700000001' \
             '\000123456789012345678\000123456789012345679' '\000-0\000.0' \
             '\001nan\000-inf' '\0011e3\0000x1p10' '\002 2K\000-3M' '\0031,2\0001b' \
-            '\010a,10,x\000b,9' '\013a,2.5G\000b,2500M' '\0142,2n\0001.3b,1.5'; do
+            '\010a,10,x\000b,9' '\013a,2.5G\000b,2500M' '\0142,2n\0001.3b,1.5' \
+            '\043abc\000ABD' '\100a-b c\000ab\nc' '\140a\001b\000ab' '\200A.b\000a-B' \
+            '\300 jan 5\000FEB' '\350x,Dec\000y, nov'; do
     printf "$pair" > "$out/keys/pair$i"
     i=$((i + 1))
 done
