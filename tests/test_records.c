@@ -226,6 +226,24 @@ void sorted_files(rng *r, const char *dir, const opts *o, int nfiles, int64_t li
 
 /* ---------------------------------------------------------------- golden */
 
+/* The device makes the prefixes of bytes, -f -d -i, -M, -n, -h and -V on a key's
+ * own bytes; -g, -R and the numbers and versions of a folded or skipping copy
+ * stay on the CPU, and so does every merge and check. */
+Test(records, gpu_takes)
+{
+    static const struct { const char *args; int gpu; } cases[] = {
+        { "", 1 }, { "-V", 1 }, { "-t, -k2V", 1 }, { "-V -r", 1 }, { "-M", 1 }, { "-h", 1 },
+        { "-d", 1 }, { "-n", 1 }, { "-Vf", 0 }, { "-t, -k2Vd", 0 }, { "-k1R", 0 }, { "-g", 0 },
+        { "-Mi", 0 }, { "-nf", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gm_keyspec ks = spec_from_as(cases[i].args, 1, NULL);
+        cr_expect_eq(gm_records_gpu_takes(GM_OP_SORT, &ks), cases[i].gpu, "gpusort %s",
+                     cases[i].args);
+        cr_expect_not(gm_records_gpu_takes(GM_OP_MERGE, &ks), "gpusort -m %s", cases[i].args);
+    }
+}
+
 /* --device=auto leaves to the CPU a whole line folded or with bytes skipped, and
  * gives the GPU the rest of what it takes. */
 Test(records, auto_device_choice)
@@ -234,6 +252,7 @@ Test(records, auto_device_choice)
         { "", 1 }, { "-r", 1 }, { "-u", 1 }, { "-M", 1 }, { "-k3,3f", 1 }, { "-t, -k2f", 1 },
         { "-b", 1 }, { "-f", 1 }, { "-f -r", 1 }, { "-f -k1", 1 }, { "-t, -k1f", 1 },
         { "-d", 0 }, { "-i -r", 0 }, { "-df", 0 }, { "-t, -k1d", 0 },
+        { "-V", 1 }, { "-t, -k3V -k1,1", 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gm_keyspec ks = spec_from_as(cases[i].args, 1, NULL);

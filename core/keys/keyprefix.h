@@ -2,15 +2,15 @@
  * keyprefix.h - the first key's 64-bit prefix, one copy for the host and the
  * device: where a key lies in a line (coreutils sort.c's begfield and limfield),
  * the -n, -h, -M and byte encodings (with -f, -d and -i; numcmp.c and keys.c
- * describe them), a line's
+ * describe them), -V's from verprefix.h, a line's
  * first eight bytes for the last resort, and the packing of a record's reference
  * (lines.h). keys.c, numcmp.c and lines.h call these for the CPU's records, and
  * cuda/records.cu for the device's, so the encodings cannot drift apart.
  *
  * GM_HD makes each function __host__ __device__ under nvcc and static inline
  * under a C compiler (as corank.h does). -g's encoding needs strtold and stays
- * in numcmp.c, -R's MD5 in keytext.c, -V's in verprefix.h (which keytext.c
- * calls): gm_kp_takes says which keys gm_kp_line_prefix takes.
+ * in numcmp.c, -R's MD5 in keytext.c: gm_kp_takes says which keys
+ * gm_kp_line_prefix takes.
  */
 #ifndef GM_KEYPREFIX_H
 #define GM_KEYPREFIX_H
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "keys/keys.h"
+#include "keys/verprefix.h"
 
 #include "keys/hd.h"
 
@@ -396,16 +397,17 @@ GM_HD int gm_kp_month(const unsigned char *s, size_t len)
 }
 
 /* Whether gm_kp_line_prefix makes the prefix of a first key k: bytes (-f, -d and
- * -i too), -M where nothing is skipped (the month is then the whole order), -n
- * and -h on the key's own bytes. -g (strtold), -R (MD5), -V, and the numbers and
- * months of a copy that skips or folds take keys.c's host code. */
+ * -i too), -M where nothing is skipped (the month is then the whole order), -n,
+ * -h and -V on the key's own bytes. -g (strtold), -R (MD5), and the numbers,
+ * months and versions of a copy that skips or folds take keys.c's host code. */
 GM_HD int gm_kp_takes(const gm_keydef *k)
 {
     switch (k->order) {
     case GM_ORDER_BYTES: return 1;
     case GM_ORDER_MONTH: return !k->ignore;
     case GM_ORDER_NUMERIC:
-    case GM_ORDER_HUMAN: return !k->fold && !k->ignore;
+    case GM_ORDER_HUMAN:
+    case GM_ORDER_VERSION: return !k->fold && !k->ignore;
     default: return 0;
     }
 }
@@ -453,6 +455,7 @@ GM_HD uint64_t gm_kp_line_prefix(const gm_keyspec *ks, const unsigned char *line
     case GM_ORDER_NUMERIC: p = gm_kp_num(kt, kl, exact); break;
     case GM_ORDER_HUMAN: p = gm_kp_human(kt, kl, exact); break;
     case GM_ORDER_MONTH: p = (uint64_t)gm_kp_month(kt, kl), *exact = 1; break;
+    case GM_ORDER_VERSION: p = gm_kp_version(kt, kl, exact); break;
     default:
         p = k->fold || k->ignore ? gm_kp_shown(k, kt, kl, exact) : gm_kp_bytes(kt, kl, exact);
         break;

@@ -7,7 +7,7 @@
  * or folds is copied so before any order but bytes compares it, as keycompare
  * copies it; bytes with -d or -i compare as sort's CMP_WITH_IGNORE walks them.
  * Each order's 64-bit prefix keeps keys.h's promise (a smaller prefix is a
- * smaller key); -V's is verprefix.h's.
+ * smaller key); -V's is verprefix.h's, which keyprefix.h makes.
  */
 #include "keys/keytext.h"
 
@@ -18,7 +18,6 @@
 #include "keys/md5.h"
 #include "keys/numcmp.h"
 #include "keys/vercmp.h"
-#include "keys/verprefix.h"
 
 typedef unsigned char uc;
 
@@ -117,8 +116,6 @@ int gm_text_cmp(const gm_keyspec *ks, const gm_keydef *k, const uc *a, size_t la
 uint64_t gm_text_prefix(const gm_keyspec *ks, const gm_keydef *k, const uc *s, size_t len,
                         int *exact)
 {
-    if (k->order == GM_ORDER_VERSION && !k->fold && !k->ignore)
-        return gm_kp_version(s, len, exact); /* verprefix.h, on the key's own bytes */
     *exact = 0;
     if (k->order != GM_ORDER_RANDOM || k->fold || k->ignore)
         return 0; /* copies that skip or fold: the comparison decides */

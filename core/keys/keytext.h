@@ -24,7 +24,7 @@ int gm_text_cmp(const gm_keyspec *ks, const gm_keydef *k, const unsigned char *a
                 const unsigned char *b, size_t blen);
 
 /* The prefix of a first key that keyprefix.h's gm_kp_takes leaves to the host
- * (-R's digest, -V's encoding of verprefix.h; 0 for the rest), in k's order
+ * (-R's digest; 0 for the rest, -V with -f, -d or -i among them), in k's order
  * without its -r; *exact as keys.h's gm_line_prefix says. */
 uint64_t gm_text_prefix(const gm_keyspec *ks, const gm_keydef *k, const unsigned char *s,
                         size_t len, int *exact);
