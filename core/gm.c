@@ -132,8 +132,9 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     plan.path = path;
     if (!rc && !why)
         rc = gm_stream_run(c, cfg, &plan, names, nnames, &stats, st);
-    else if (!rc)
-        rc = gm_records_run(c, cfg, &plan, names, nnames, st);
+    gm_records_said said = { 0, 0, 0, 0 };
+    if (!rc && why)
+        rc = gm_records_run(c, cfg, &plan, names, nnames, &said, st);
     double took = 0, teardown = cfg->last ? gm_engine_release(&took) : 0;
     teardown += gm_close_later_join(); /* a replaced -o file's release */
     gm_progress_end(rc == GM_OK);
@@ -142,5 +143,8 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     if ((!rc || rc == GM_DISORDER) && !why && !stats.handed_over) /* a check reports too */
         gm_report_stream(cfg, c, &stats, streaming - started, teardown, took,
                          gm_now() - started);
+    if ((!rc || rc == GM_DISORDER) && why)
+        gm_report_end(cfg, said.touched, said.teardown_begun, said.cleanup, teardown, took,
+                      said.stages, gm_now() - started);
     return rc;
 }

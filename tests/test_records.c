@@ -108,7 +108,7 @@ int records(gm_op op, const gm_keyspec *ks, const knobs *k, char **names, int n,
     c.message = collect;
     said[0] = '\0';
     st->msg[0] = '\0';
-    int rc = gm_records_run(op, &c, NULL, names, n, st);
+    int rc = gm_records_run(op, &c, NULL, names, n, NULL, st);
     gm_close_later_join(); /* a replaced output's release, as gm_run ends */
     return rc;
 }

@@ -127,8 +127,17 @@ void gm_report_stream(const gm_config *cfg, gm_op op, const gm_stream_stats *s, 
         gm_report_row(cfg, "spill", s->spill, "temporary runs written and read back");
     if (op != GM_OP_CHECK)
         say_write(cfg, s);
+    gm_report_end(cfg, touched, s->teardown_begun, s->cleanup, teardown, took,
+                  startup + gm_stream_staged(s) - s->cleanup, total);
+}
+
+void gm_report_end(const gm_config *cfg, int touched, int teardown_begun, double cleanup,
+                   double teardown, double took, double stages, double total)
+{
+    if (!cfg->verbose)
+        return;
     char rest[200] = "";
-    if (touched && s->teardown_begun && took > 0)
+    if (touched && teardown_begun && took > 0)
         snprintf(rest, sizeof rest, "; waiting for CUDA's teardown and a replaced output's "
                  "release %.3f s (the teardown took %.3f s, beside the finish)", teardown, took);
     else if (touched)
@@ -136,9 +145,9 @@ void gm_report_stream(const gm_config *cfg, gm_op op, const gm_stream_stats *s, 
                  teardown);
     else if (teardown >= 0.0005)
         snprintf(rest, sizeof rest, "; a replaced output's release %.3f s", teardown);
-    gm_report_row(cfg, "clean-up", s->cleanup + teardown, "inputs closed, buffers freed %.3f s%s",
-                  s->cleanup, rest);
-    double stages = startup + gm_stream_staged(s) + teardown;
+    gm_report_row(cfg, "clean-up", cleanup + teardown, "inputs closed, buffers freed %.3f s%s",
+                  cleanup, rest);
+    stages += cleanup + teardown;
     gm_report_row(cfg, "total", total, "the stages %.3f s, the rest %.3f s", stages,
                   total - stages);
 }

@@ -38,6 +38,14 @@ void gm_report_runs(const gm_config *cfg, int runs, int passes);
  * ended), so that its start-up and teardown are worth a word. */
 int gm_report_gpu_touched(const gm_stream_stats *s);
 
+/* -v's last two rows on every path: "clean-up" (cleanup: inputs closed and
+ * buffers freed; teardown: CUDA's end and a replaced output's release, of which
+ * the teardown itself took `took` in the background where teardown_begun; CUDA
+ * is named where touched) and "total" (since the program's first line) beside
+ * stages, the sum of the rows above. */
+void gm_report_end(const gm_config *cfg, int touched, int teardown_begun, double cleanup,
+                   double teardown, double took, double stages, double total);
+
 /* The integer path's report after a run of op over nins inputs: what it found,
  * then its stages (startup: main's first line to the run; teardown: CUDA's end
  * and a replaced output's release, took: the teardown's own time when begun in

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "device/engine.h"
 #include "write/output.h"
 #include "records/records_impl.h"
 #include "runs/recrun.h"
@@ -223,17 +224,29 @@ static void rec_free(struct rec_run *r)
     free(r->spooled);
 }
 
-/* -v's report of a records run (report.h): its runs, its stages and the total
- * (from the program's first line where the front end says when that was). */
-static void say_run(const struct rec_run *r, double started)
+/* -v's report of a records run (report.h): its runs, its stages from the
+ * start-up (main's first line to the run, where the front end says when that
+ * was; handed: the integer path ran before it) and, where said is NULL, the clean-up and the total; else said gets what
+ * the caller needs to say those. */
+static void say_run(const struct rec_run *r, double started, double cleanup, int handed,
+                    gm_records_said *said)
 {
     const gm_config *cfg = r->cfg;
+    int background;
+    int touched = r->gpu_chunks || r->gpu_resident || gm_engine_startup(&background) > 0;
+    if (said)
+        *said = (gm_records_said){ 0, cleanup, touched,
+                                   (r->gpu_chunks || r->gpu_resident) && cfg->last };
     if (!cfg->verbose)
         return;
     double now = gm_now(), took = now - started;
     if (r->op != GM_OP_CHECK)
         gm_report_runs(cfg, r->runs, r->passes);
-    double rows = r->open_s;
+    double startup = cfg->started > 0 && started > cfg->started ? started - cfg->started : 0;
+    gm_report_row(cfg, "start-up", startup, "%s to the run%s",
+                  cfg->started > 0 ? "main's first line" : "the call",
+                  handed ? " here, the integer path's part before it among them" : "");
+    double rows = startup + r->open_s;
     gm_report_row(cfg, "open", r->open_s, "%s",
                   r->op == GM_OP_CHECK ? "the inputs" : "the inputs and the output");
     if (r->op == GM_OP_SORT) {
@@ -272,13 +285,16 @@ static void say_run(const struct rec_run *r, double started)
                       r->nthreads == 1 ? "" : "s");
         rows += all;
     }
+    if (said) {
+        said->stages = rows;
+        return;
+    }
     double total = cfg->started > 0 ? now - cfg->started : took;
-    gm_report_row(cfg, "total", total, "the stages %.3f s, the rest %.3f s", rows,
-                  total - rows);
+    gm_report_end(cfg, touched, 0, cleanup, 0, 0, rows, total);
 }
 
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
-                   int nnames, gm_status *st)
+                   int nnames, gm_records_said *said, gm_status *st)
 {
     static char *const stdin_name[] = { "-" };
     if (nnames == 0) {
@@ -290,9 +306,11 @@ int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *co
     int rc = rec_init(&r, op, cfg, plan, names, nnames, st);
     if (!rc)
         rc = run_op(&r, plan, st);
+    double freeing = gm_now();
     rec_free(&r);
+    double cleanup = gm_now() - freeing;
     gm_progress_end(rc == GM_OK);
-    say_run(&r, started);
+    say_run(&r, started, cleanup, 0, said);
     return rc;
 }
 
@@ -378,9 +396,11 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
         gm_recsink_free(&sink);
     }
     if (names) {
+        double freeing = gm_now();
         rec_free(&r);
+        double cleanup = gm_now() - freeing;
         gm_progress_end(rc == GM_OK);
-        say_run(&r, started);
+        say_run(&r, started, cleanup, 1, NULL);
     }
     free(names);
     free(ranges);

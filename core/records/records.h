@@ -25,14 +25,26 @@
 #include "write/output.h"
 #include "plan/plan.h"
 
+/* What a run's -v report leaves to its caller, which ends CUDA's part and
+ * releases a replaced output after the run and then says the last two rows
+ * (report.h's gm_report_end). */
+typedef struct gm_records_said {
+    double stages;      /* the sum of the rows said, start-up included */
+    double cleanup;     /* inputs closed and buffers freed, not yet said */
+    int touched;        /* the run used the GPU or began CUDA's start-up */
+    int teardown_begun; /* CUDA's teardown began in the background before the finish */
+} gm_records_said;
+
 /* Runs op over the inputs ("-" is standard input) in the order of
  * cfg->keyspec (finished), with the threads, budget and fan-in of plan (NULL: a
  * plan made from cfg here). Returns GM_OK; GM_DISORDER from check (sort's message
  * "FILE:LINE: disorder: TEXT" in st unless cfg->check_quiet); GM_EINPUT for a
  * merge input out of order ("FILE:LINE: disorder: TEXT", as the integer path
- * says it); GM_EIO, GM_ENOMEM, GM_EPIPE as the integer path. */
+ * says it); GM_EIO, GM_ENOMEM, GM_EPIPE as the integer path. Under -v, with
+ * said (not NULL) the report stops before its clean-up and total rows, which
+ * said holds the means for; with NULL it says them too. */
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
-                   int nnames, gm_status *st);
+                   int nnames, gm_records_said *said, gm_status *st);
 
 /* The cost constant of --device=auto on the records path: the GPU sorts a
  * chunk of at least this many MiB of text (and is started when the inputs
