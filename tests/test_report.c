@@ -200,9 +200,10 @@ static void said_of(const char *line, const char *end, char *head, size_t size)
 }
 
 /* Runs "BINARY args" with --progress into a pipe and checks its lines: every one
- * a plain progress line (no \r), the share never falling, none saying what the
- * one before said (its rate and time left aside), at most one a tick_ms period
- * (and the last), the last "done 100%". Returns the number of lines. */
+ * a plain progress line (no \r), the share never falling, the bytes read never
+ * above the inputs' size, none saying what the one before said (its rate and
+ * time left aside), at most one a tick_ms period (and the last), the last "done
+ * 100%". Returns the number of lines. */
 static int assert_progress(const char *dir, const char *binary, const char *args, int tick_ms)
 {
     char *cmd;
@@ -227,6 +228,17 @@ static int assert_progress(const char *dir, const char *binary, const char *args
         if (sp < end && sscanf(sp, " %d%%", &v) == 1) {
             cr_assert_geq(v, pct, "%s: the share fell: %s", args, r.err);
             pct = v;
+        }
+        /* "R of T MB read": R never above T */
+        const char *of = strstr(line, " MB read");
+        if (of && of < end) {
+            const char *num = of;
+            while (num > line && num[-1] != ',')
+                num--;
+            double got, total;
+            if (sscanf(num, " %lf of %lf", &got, &total) == 2)
+                cr_assert_leq(got, total, "%s: more read than the inputs hold: %.*s", args,
+                              (int)(end - line), line);
         }
         /* what the line says, less its rate and time left */
         char head[512];
@@ -297,6 +309,8 @@ Test(report, progress_through_every_stage, .timeout = 120)
     int lines = assert_progress(dir, f, "sort --progress --parallel=1 -S 1M ints -o out", 2);
     lines += assert_progress(dir, f, "sort --progress --parallel=1 -S 1M -k2,2 recs -o out", 2);
     lines += assert_progress(dir, f, "merge --progress --parallel=1 sorted sorted -o out", 2);
+    /* whole lines by -n that are not integers: the integer path hands them over */
+    lines += assert_progress(dir, f, "sort --progress --parallel=1 -n recs -o out", 2);
     cr_assert_gt(lines, 3, "too few lines to tell");
     /* the external sort of a larger input says it reads, and names its runs */
     char *cmd;

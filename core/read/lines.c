@@ -336,6 +336,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         }
         s->eols += (int64_t)(fills == 0 && counts ? sum_counts(counts, filled, got)
                              : count_eol(buf + filled, buf + filled + got, eol));
+        if (s->input) /* the bytes read from the input, never a carry or head again */
+            gm_progress_read((int64_t)got);
         filled += got;
         fills++;
         if (eager && memchr(buf + filled - got, eol, got))
@@ -385,8 +387,6 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
     s->bytes += (int64_t)len;
     s->block_line = s->line0 + s->lines_out;
     s->lines_out += lines + s->eols;
-    if (s->input)
-        gm_progress_read((int64_t)len);
     *out = b;
     return GM_OK;
 }
