@@ -309,8 +309,13 @@ Test(report, progress_through_every_stage, .timeout = 120)
     int lines = assert_progress(dir, f, "sort --progress --parallel=1 -S 1M ints -o out", 2);
     lines += assert_progress(dir, f, "sort --progress --parallel=1 -S 1M -k2,2 recs -o out", 2);
     lines += assert_progress(dir, f, "merge --progress --parallel=1 sorted sorted -o out", 2);
-    /* whole lines by -n that are not integers: the integer path hands them over */
+    /* whole lines by -n that are not integers: the integer path hands them over
+     * after its first block (or more, from a larger input) */
     lines += assert_progress(dir, f, "sort --progress --parallel=1 -n recs -o out", 2);
+    cmd_result c8 = run_sh(dir, "cat recs recs recs recs recs recs recs recs > recs8");
+    cr_assert_eq(c8.status, 0);
+    cmd_free(&c8);
+    lines += assert_progress(dir, f, "sort --progress -n recs8 -o out", 2);
     cr_assert_gt(lines, 3, "too few lines to tell");
     /* the external sort of a larger input says it reads, and names its runs */
     char *cmd;

@@ -180,16 +180,22 @@ void gm_lines_close(gm_lines_src *s)
 struct count_job {
     const unsigned char *block;
     unsigned char eol;
-    uint32_t *counts;      /* per UNIT of the block from its start */
+    uint32_t *counts;      /* per UNIT of the block from its start, or NULL */
+    int progress;          /* each unit's bytes go to --progress as they arrive, */
+    size_t at;             /* those from here: the carry before it was counted */
 };
 
 /* Unit unit, block[lo, hi), just read: its terminators into counts[unit], while
- * its bytes are in cache. */
+ * its bytes are in cache, and its bytes to --progress. */
 static void count_unit(void *ctx, int span, int unit, size_t lo, size_t hi)
 {
     const struct count_job *j = ctx;
     (void)span;
-    j->counts[unit] = (uint32_t)count_eol(j->block + lo, j->block + hi, j->eol);
+    if (j->counts)
+        j->counts[unit] = (uint32_t)count_eol(j->block + lo, j->block + hi, j->eol);
+    size_t from = lo > j->at ? lo : j->at;
+    if (j->progress && hi > from)
+        gm_progress_read((int64_t)(hi - from));
 }
 
 /* Reads up to room bytes at block + at: *got bytes, 0 at the end. A regular
@@ -203,9 +209,9 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
         if (n > 0) {
             /* units of the block from its start, each read then counted */
             gm_pread_span span = { s->fd, s->shown, (char *)block, at, at + n, s->off };
-            struct count_job j = { block, (unsigned char)s->eol, counts };
-            int rc = gm_pread_parallel(&span, 1, UNIT, nthreads, counts ? count_unit : NULL, &j,
-                                       st);
+            struct count_job j = { block, (unsigned char)s->eol, counts, s->input, at };
+            int rc = gm_pread_parallel(&span, 1, UNIT, nthreads,
+                                       counts || s->input ? count_unit : NULL, &j, st);
             if (rc)
                 return rc;
             s->off += (int64_t)n;
@@ -336,7 +342,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         }
         s->eols += (int64_t)(fills == 0 && counts ? sum_counts(counts, filled, got)
                              : count_eol(buf + filled, buf + filled + got, eol));
-        if (s->input) /* the bytes read from the input, never a carry or head again */
+        if (s->input && !s->regular) /* a pipe's bytes as read (a file's: count_unit),
+                                          never a carry or head again */
             gm_progress_read((int64_t)got);
         filled += got;
         fills++;
