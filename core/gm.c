@@ -110,7 +110,7 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
     gm_plan_make(&plan, c, cfg, nnames);
     char path[160];
     if (why) {
-        snprintf(path, sizeof path, "records (%s)", why);
+        snprintf(path, sizeof path, "lines with their keys (%s)", why);
         if (cfg->device == GM_DEVICE_GPU && gpu_records)
             snprintf(plan.engine, sizeof plan.engine, "gpu (--device=gpu: regular files "
                      "sorted in device memory, whole or by ranges of keys, else each chunk's "
@@ -122,11 +122,11 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
                      GM_RECORDS_GPU_MIN_MIB);
         else
             snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
-                     ? "the GPU sorts integer keys, and records' chunks when the first key is "
-                       "not -g's"
-                     : "the records path runs on the CPU");
+                     ? "the GPU sorts lines by a first key it encodes: not by -g or -R, nor "
+                       "numbers, months or versions folded or with bytes skipped"
+                     : "lines with their keys are sorted on the CPU");
     } else {
-        snprintf(path, sizeof path, "integer keys (%s)", cfg->strict ? "--strict"
+        snprintf(path, sizeof path, "whole lines as integers (%s)", cfg->strict ? "--strict"
                  : "every line a canonical integer, by the whole line's -n");
     }
     plan.path = path;

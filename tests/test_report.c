@@ -123,7 +123,7 @@ static char *data_dir(void)
     return dir;
 }
 
-static const char *const PLAN[] = { "plan", "path", "engine", "threads", "budget", "fan-in",
+static const char *const PLAN[] = { "order", "plan", "path", "engine", "threads", "budget", "fan-in",
                                     NULL };
 
 Test(report, verbose_integer_path, .timeout = 120)
@@ -133,7 +133,7 @@ Test(report, verbose_integer_path, .timeout = 120)
                                       "finish", "clean-up", "total", NULL };
     assert_report(dir, "sort -v ints -o out", 0, PLAN, sort_rows);
     assert_report(dir, "sort -v --device=cpu --parallel=1 ints -o out", 0, PLAN, sort_rows);
-    const char *const runs_facts[] = { "plan", "path", "engine", "threads", "budget", "fan-in",
+    const char *const runs_facts[] = { "order", "plan", "path", "engine", "threads", "budget", "fan-in",
                                        "keys", "runs", "device", NULL };
     const char *const ext_rows[] = { "start-up", "open", "read", "parse", "sort", "spill",
                                      "write", "finish", "clean-up", "total", NULL };
@@ -160,7 +160,7 @@ Test(report, verbose_records_path, .timeout = 120)
     assert_report(dir, "sort -v -n recs -o out", 0, PLAN, sort_rows);
     const char *const ext_rows[] = { "start-up", "open", "read", "parse", "sort", "spill",
                                      "merge", "clean-up", "total", NULL };
-    const char *const runs_facts[] = { "plan", "path", "engine", "threads", "budget", "fan-in",
+    const char *const runs_facts[] = { "order", "plan", "path", "engine", "threads", "budget", "fan-in",
                                        "runs", NULL };
     assert_report(dir, "sort -v -S 1M -k2,2 recs -o out", 0, runs_facts, ext_rows);
     const char *const merge_rows[] = { "start-up", "open", "merge", "clean-up", "total", NULL };

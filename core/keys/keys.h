@@ -89,6 +89,7 @@ typedef struct gm_keyspec {
     int unique;       /* -u: no last-resort comparison; equal keys are duplicates */
     char eol;         /* '\n', or '\0' with -z */
     /* set by gm_keyspec_finish */
+    int key_made;     /* no -k: finish made the one whole-line key */
     int whole_line_numeric; /* the order is -n on whole lines, one key or none: the
                                integer path (canonical integers) may serve it */
 } gm_keyspec;
@@ -127,8 +128,13 @@ int gm_keyspec_parse_obsolete(gm_keyspec *ks, const char *pos1, const char *pos2
 /* After every option is in: keys without flags of their own take the global ones
  * (sort's default_key_compare rule); when nothing names an order (no -n, -g, -h
  * globally or on any key), -n is implied, as gpumerge is sort -n; without -k the
- * whole line is the one key (with the global order). Sets whole_line_numeric. */
+ * whole line is the one key (with the global order; key_made). Sets
+ * whole_line_numeric. */
 void gm_keyspec_finish(gm_keyspec *ks);
+
+/* ks (finished) spelt as sort's options into out: "-t, -k2,2n -s", "-n on whole
+ * lines", with "(no order named: ...)" where the order is a default. */
+void gm_keyspec_say(const gm_keyspec *ks, char *out, size_t size);
 
 /* sort's compare(): the keys in turn, then, unless stable or unique, the whole
  * lines as bytes (reversed by the global -r). Lines are given without their

@@ -273,6 +273,7 @@ void gm_keyspec_finish(gm_keyspec *ks)
         if (!ks->keys[i].has_flags)
             inherit(&ks->keys[i], ks);
     if (ks->nkeys == 0) { /* the whole line, in the global order */
+        ks->key_made = 1;
         gm_keydef *k = &ks->keys[ks->nkeys++];
         memset(k, 0, sizeof *k);
         k->eword = SIZE_MAX;

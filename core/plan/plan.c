@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "device/gpu.h"
+#include "keys/keys.h"
 #include "merge/recmerge.h"
 #include "plan/report.h"
 #include "base/util.h"
@@ -228,6 +229,11 @@ void gm_plan_say(const gm_plan *p, const gm_config *cfg, int records)
         snprintf(size, sizeof size, "%.1f MB", (double)p->total_bytes / 1e6);
     else
         snprintf(size, sizeof size, "a pipe among them");
+    char order[512];
+    if (cfg->keyspec) {
+        gm_keyspec_say(cfg->keyspec, order, sizeof order);
+        gm_report_fact(cfg, "order", "%s", order);
+    }
     gm_report_fact(cfg, "plan", "%s of %d input%s, %s", p->op <= GM_OP_CHECK ? what[p->op] : "run",
                    p->ninputs, p->ninputs == 1 ? "" : "s", size);
     if (p->path)

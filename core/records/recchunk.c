@@ -33,6 +33,7 @@
 #include "runs/recrun.h"
 #include "sort/recsort.h"
 #include "base/util.h"
+#include "plan/report.h"
 #include "read/numwarn.h"
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
@@ -175,7 +176,7 @@ static int gpu_sort(struct chunk *c, struct rec_run *r, gm_status *st)
         rc = GM_ETEXT;
     }
     if (!r->gpu_said && c->lines >= 2)
-        gm_say(cfg, GM_MSG_VERBOSE, "records: a chunk sorted on the CPU (%s)", why);
+        gm_report_fact(cfg, "device", "a chunk sorted on the CPU (%s)", why);
     r->gpu_said |= c->lines >= 2;
     return rc;
 }

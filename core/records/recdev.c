@@ -23,6 +23,7 @@
 #include "records/recrange.h"
 #include "records/recspan.h"
 #include "base/util.h"
+#include "plan/report.h"
 
 /* The spans' text (bytes) sorted whole on the device; *written: the bytes handed
  * to the output. */
@@ -38,10 +39,10 @@ static int sort_whole(struct rec_run *r, const gm_span *spans, int nspans, uint6
     gm_gpu_lines_result res;
     int rc = gm_recdev_sort(r, bytes, hint, gm_span_read, &f, &res, written, st);
     if (!rc)
-        gm_say(r->cfg, GM_MSG_VERBOSE,
-               "records: %llu lines (%llu bytes) sorted in device memory, %llu tied "
-               "records ordered on the CPU; %.3f s waited for CUDA and the device's "
-               "memory before the first read",
+        gm_report_fact(r->cfg, "device",
+               "%llu lines (%llu bytes) sorted in device memory, %llu tied lines "
+               "ordered on the CPU; %.3f s waited for CUDA and the device's memory "
+               "before the first read",
                (unsigned long long)res.lines, (unsigned long long)bytes,
                (unsigned long long)res.tied, res.setup);
     return rc;
@@ -78,7 +79,7 @@ int gm_records_resident(struct rec_run *r, gm_status *st)
     if (rc == GM_ETEXT || (rc && written == 0 && r->cfg->device == GM_DEVICE_AUTO &&
                            (rc == GM_ENODEV || rc == GM_EDEVMEM || rc == GM_ECUDA))) {
         if (r->cfg->verbose && bytes > 0)
-            gm_say(r->cfg, GM_MSG_VERBOSE, "records: not sorted in device memory (%s)", st->msg);
+            gm_report_fact(r->cfg, "device", "not sorted in device memory (%s)", st->msg);
         if (rc != GM_ETEXT)
             r->gpu = 0; /* auto: the GPU failed; the CPU sorts */
         rc = GM_ETEXT;

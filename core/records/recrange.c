@@ -28,6 +28,7 @@
 #include "records/recdevsort.h"
 #include "records/recwalk.h"
 #include "base/util.h"
+#include "plan/report.h"
 
 enum {
     /* Each range reads the inputs again. From the page cache a pass over 1 G
@@ -309,9 +310,9 @@ int gm_records_ranges(struct rec_run *r, const gm_span *spans, int nspans, uint6
         lines += rg[i].lines;
     }
     if (!rc)
-        gm_say(r->cfg, GM_MSG_VERBOSE,
-               "records: %llu lines (%llu bytes) sorted in device memory in %d range%s of "
-               "their first key's prefix, the inputs read %d times",
+        gm_report_fact(r->cfg, "device",
+               "%llu lines (%llu bytes) sorted in device memory in %d range%s of their "
+               "first key's prefix, the inputs read %d times",
                (unsigned long long)lines, (unsigned long long)bytes, n, n == 1 ? "" : "s", n + 1);
     free(s.out);
     gm_walk_free(&w);

@@ -95,6 +95,6 @@ void gm_stream_say_plan(struct stream *s)
 /* -v's line where a line of in declines the integer path. */
 void gm_stream_say_records(const struct stream *s, const gm_input *in)
 {
-    gm_report_fact(s->cfg, "path", "records from %s line %lld on (%s)", in->shown,
+    gm_report_fact(s->cfg, "path", "lines with their keys from %s line %lld on (%s)", in->shown,
                    (long long)in->line + 1, "a line that is not a canonical integer");
 }
