@@ -77,9 +77,21 @@ Test(plan, the_fan_in_is_the_batch_size_within_the_descriptors_free)
     gm_plan_make(&p, GM_OP_MERGE, &c, 100);
     cr_assert_eq(p.fan_in, 5);
     cr_assert_eq(p.records.fan_in, 5);
-    c.batch_size = 0; /* sort's NMERGE */
+    /* without --batch-size, as many as the memory holds at 64 KiB a source (six
+     * buffers each on the integer path, four on the records path), within the
+     * descriptors free; at least sort's NMERGE */
+    c.batch_size = 0;
+    gm_plan_make(&p, GM_OP_MERGE, &c, 100);
+    int most = (int)(p.merge_mem / (6 << 16));
+    cr_assert_eq(p.fan_in, most < p.fds ? most : p.fds, "%d of %d", p.fan_in, p.fds);
+    cr_assert_gt(p.fan_in, 16);
+    cr_assert_eq(p.records.fan_in, (int)((64 << 20) / (4 << 16)) < p.records.fds
+                                       ? (int)((64 << 20) / (4 << 16)) : p.records.fds);
+    c.buffer_size = 1 << 20;
     gm_plan_make(&p, GM_OP_MERGE, &c, 100);
     cr_assert_eq(p.fan_in, 16);
+    cr_assert_eq(p.records.fan_in, 16);
+    c.buffer_size = 64 << 20;
     /* under ulimit -n the descriptors free bound it, less the run or output a
      * pass writes to */
     pid_t pid = fork();
@@ -202,7 +214,9 @@ Test(plan, verbose_says_the_plan_before_the_work)
     gm_status st;
     said[0] = '\0';
     cr_assert_eq(gm_run(GM_OP_MERGE, &c, names, 2, &st), GM_OK, "%s", st.msg);
-    const char *first = strstr(said, "plan     merge of 2 inputs, 0.0 MB\n");
+    /* the order first, then the plan */
+    const char *first = strstr(said, "order    -n on whole lines (no order named: gpumerge's "
+                                     "default)\nplan     merge of 2 inputs, 0.0 MB\n");
     cr_assert_eq(first, said, "%s", said);
     cr_assert(strstr(said, "\nengine   cpu (--device=cpu)\n") != NULL, "%s", said);
     cr_assert(strstr(said, "\nthreads  2\n") != NULL, "%s", said);

@@ -20,7 +20,8 @@
 #include "base/util.h"
 
 enum {
-    DEFAULT_FAN_IN = 16,           /* sort's NMERGE */
+    DEFAULT_FAN_IN = 16,           /* sort's NMERGE: the least fan-in by default */
+    FAN_BLOCK = 64 << 10,          /* the least read a source of a pass keeps */
     MERGE_MEMORY = 96 << 20,       /* merge: all the inputs' buffers together, at most, */
     MERGE_CORES = 2,               /* per this many threads, */
     MERGE_SCALE = 8,               /* up to this many times (gm_plan_thread_scale) */
@@ -115,8 +116,21 @@ static int plan_fds(const gm_config *cfg, int room, int wanted, int *late)
     return room - spare - (stream || (regular && !*late));
 }
 
+/* The fan-in that --batch-size names, else as many sources as a pass's memory,
+ * mem, holds, each with `buffers` reads of FAN_BLOCK (the descriptors free bound
+ * it after), within sort's NMERGE and the records merge's limit: every input of a
+ * merge, or every run of a sort, in one pass where they fit. */
+static int fan_in_wanted(const gm_config *cfg, size_t mem, size_t buffers)
+{
+    if (cfg->batch_size >= 2)
+        return cfg->batch_size;
+    size_t k = mem / (buffers * FAN_BLOCK);
+    return k < DEFAULT_FAN_IN ? DEFAULT_FAN_IN : k > GM_MERGE_MAX ? GM_MERGE_MAX : (int)k;
+}
+
 /* The records path's numbers: the threads asked for, the fan-in within the
- * descriptors free and the records merge's limit. */
+ * descriptors free and the records merge's limit (a source's block is a fourth
+ * of the budget's share, recsrc.c). */
 static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
 {
     p->records.threads = cores;
@@ -128,7 +142,7 @@ static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
     if (p->op == GM_OP_SORT && cfg->device == GM_DEVICE_AUTO && gm_gpu_driver_loaded() &&
         p->records.fds >= GM_GPU_START_FDS + 2)
         p->records.fds -= GM_GPU_START_FDS;
-    int fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
+    int fan_in = fan_in_wanted(cfg, p->budget, 4);
     if (fan_in > p->records.fds)
         fan_in = p->records.fds > 2 ? p->records.fds : 2;
     p->records.fan_in = fan_in > GM_MERGE_MAX ? GM_MERGE_MAX : fan_in;
@@ -151,18 +165,20 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames)
     /* A merge pass holds its fan-in of inputs or runs open beside the spare;
      * every other input and run is closed until its pass. */
     int room = gm_fd_room();
-    p->fan_in = cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
-    p->fds = plan_fds(cfg, room, p->fan_in, &p->output_late);
-    if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && p->fds >= GM_GPU_START_FDS + 2)
-        p->fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
-    if (p->fan_in > p->fds)
-        p->fan_in = p->fds > 2 ? p->fds : 2;
-    int k = nnames < p->fan_in ? nnames : p->fan_in;
     /* A merge round's buffers grow with the threads, as far as the budget allows. */
     size_t scale = gm_plan_thread_scale(p->threads);
     p->merge_mem = (size_t)MERGE_MEMORY * scale;
     if (p->budget < p->merge_mem)
         p->merge_mem = p->budget;
+    /* the output is created late where fewer than sort's NMERGE would stay */
+    p->fds = plan_fds(cfg, room, cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN,
+                      &p->output_late);
+    if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && p->fds >= GM_GPU_START_FDS + 2)
+        p->fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
+    p->fan_in = fan_in_wanted(cfg, p->merge_mem, 6); /* merge_block's six a source */
+    if (p->fan_in > p->fds)
+        p->fan_in = p->fds > 2 ? p->fds : 2;
+    int k = nnames < p->fan_in ? nnames : p->fan_in;
     p->merge_block = clamp_size(p->merge_mem / (6 * (size_t)(k > 0 ? k : 1)), MIN_BLOCK,
                                 (size_t)MAX_BLOCK * scale);
     p->run_read_keys = (int64_t)clamp_size(p->budget / (8 * 8 * (size_t)p->fan_in), 1024, 1 << 20);

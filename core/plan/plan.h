@@ -28,7 +28,8 @@ typedef struct gm_plan {
                              * as the budget's share pays the stacks of */
     size_t budget;          /* bytes (-S, or gm_default_budget) */
     size_t writer_mem;      /* the writer's share of the budget (gm_writer.mem) */
-    int fan_in;             /* inputs or runs merged at once (--batch-size) */
+    int fan_in;             /* inputs or runs merged at once: --batch-size, else as
+                               many as the memory and the descriptors free allow */
     int fds;                /* descriptors for inputs and runs, less CUDA's start-up
                              * where it may start */
     int output_late;        /* -o's replacement or spool is created when its first
