@@ -19,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keys/keyspan.h" /* gm_kp_digits8 and gm_kp_value8: eight digits by SWAR */
+#ifndef GM_KP_WORDS
+#error "the SWAR parser reads eight bytes at a time, little-endian"
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #if defined(__has_include) && __has_include(<sys/platform/x86.h>)
@@ -44,28 +49,6 @@ static const uint64_t pow10[20] = {
 
 static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
 static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-
-/* Number of leading ASCII digits in the 8 bytes w (first byte lowest). A byte is a
- * digit iff its high nibble is 3 and adding 6 keeps it 3. Carries only move from a
- * non-digit byte to later ones, so the first non-digit is found exactly. */
-static inline int swar_digit_count(uint64_t w)
-{
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, thirty = 0x3030303030303030ULL;
-    uint64_t bad = ((w & hi) ^ thirty) | (((w + 0x0606060606060606ULL) & hi) ^ thirty);
-    uint64_t flag = ((bad + 0x7F7F7F7F7F7F7F7FULL) | bad) & 0x8080808080808080ULL;
-    return flag ? __builtin_ctzll(flag) >> 3 : 8;
-}
-
-/* Value of the first d (1..8) digits held in w, first byte most significant. */
-static inline uint64_t swar_digits_value(uint64_t w, int d)
-{
-    w -= 0x3030303030303030ULL;
-    w <<= 8 * (8 - d); /* drop bytes after the digits; zero bytes lead */
-    w = (w * 10) + (w >> 8);
-    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    return w;
-}
 
 enum line_kind { LINE_KEY, LINE_BLANK, LINE_NOT_INT, LINE_RANGE };
 
@@ -165,13 +148,13 @@ static inline int parse_line_fast(const char *s, const char *e, const char *safe
     memcpy(&w2, q + 8, 8);
     uint64_t mag;
     if (nd <= 8) {
-        if (swar_digit_count(w1) != nd)
+        if (gm_kp_digits8(w1) != nd)
             return 0;
-        mag = swar_digits_value(w1, (int)nd);
+        mag = gm_kp_value8(w1, (int)nd);
     } else {
-        if (swar_digit_count(w1) != 8 || swar_digit_count(w2) != nd - 8)
+        if (gm_kp_digits8(w1) != 8 || gm_kp_digits8(w2) != nd - 8)
             return 0;
-        mag = swar_digits_value(w1, 8) * pow10[nd - 8] + swar_digits_value(w2, (int)nd - 8);
+        mag = gm_kp_value8(w1, 8) * pow10[nd - 8] + gm_kp_value8(w2, (int)nd - 8);
     }
     *out = neg ? -(int64_t)mag : (int64_t)mag; /* below 10^16: no overflow */
     return 1;
