@@ -16,8 +16,9 @@
  * as well, as recpar.c's combine orders them on the CPU; while many records stay
  * tied after those bytes, rounds order each run of ties by the lines' next four
  * bytes (records.cuh's refinement). What the device cannot decide (equal sort
- * keys) is flagged per record for the host's comparison (core/device/recgpu.c). The layers: the per-line steps (records.cuh), the kernels
- * that run them, the launchers, the entry.
+ * keys) is flagged per record for the host's comparison (core/device/recgpu.c).
+ * The layers: the per-line steps and the predicates of cub's passes
+ * (records.cuh), the kernels that run them, the launchers, the entry.
  */
 #include <cub/util_type.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -37,23 +38,6 @@
 #include "text.cuh"
 
 /* ------------------------------------------------------------------ kernels */
-
-/* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator;
- * and the same as a count, for cub::DeviceReduce. */
-struct rec_is_eol {
-    const unsigned char *text;
-    unsigned char eol;
-    __device__ bool operator()(u64 i) const { return text[i] == eol; }
-};
-struct rec_eol_count {
-    const unsigned char *text;
-    unsigned char eol;
-    __device__ u64 operator()(u64 i) const { return text[i] == eol; }
-};
-/* A tie flag as a count, for cub::DeviceReduce. */
-struct rec_tie_count {
-    __device__ u64 operator()(unsigned char t) const { return t; }
-};
 
 /* Each line's prefix, exactness and first sort key (rec_prefix_one); *inexact
  * becomes 1 when a prefix is not exact. */

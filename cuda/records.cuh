@@ -3,8 +3,9 @@
  * (records.cu), host and device functions (GM_HD), so that the kernels run them
  * per thread and the tests' host twin (testing.cu) per loop turn: a line's place
  * from the terminators' offsets, its prefix and first sort key, a text offset's
- * host address, a sorted record with its tie flag, and the rounds that order
- * tied records further by their lines' bytes.
+ * host address, a sorted record with its tie flag, the rounds that order
+ * tied records further by their lines' bytes, and the predicates of cub's passes
+ * over the text and the tie flags (device only).
  */
 #ifndef GM_CUDA_RECORDS_CUH
 #define GM_CUDA_RECORDS_CUH
@@ -154,5 +155,22 @@ GM_HD void rec_refine_one(const u64 *ends, const u64 *pfx, const u64 *key, const
     recs[2 * i + 1] = rec_ref(ends, exact, j, bstart, hbase, nblocks);
     tied[i] = (unsigned char)(i > 0 && key[i - 1] == key[i]);
 }
+
+/* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator;
+ * and the same as a count, for cub::DeviceReduce. */
+struct rec_is_eol {
+    const unsigned char *text;
+    unsigned char eol;
+    __device__ bool operator()(u64 i) const { return text[i] == eol; }
+};
+struct rec_eol_count {
+    const unsigned char *text;
+    unsigned char eol;
+    __device__ u64 operator()(u64 i) const { return text[i] == eol; }
+};
+/* A tie flag as a count, for cub::DeviceReduce. */
+struct rec_tie_count {
+    __device__ u64 operator()(unsigned char t) const { return t; }
+};
 
 #endif
