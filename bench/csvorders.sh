@@ -40,7 +40,7 @@ ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.1f", a / 
 cat_in() { cat "$IN" >"$DIR/cat"; }
 gnu_sort() { sort "$@" --parallel="$P" "$IN" -o "$DIR/gnu"; }
 gm_sort() { local d=$1; shift; rm -f "$DIR/gm"; "$PROG" --device="$d" "$@" "$IN" -o "$DIR/gm"; }
-peer() { PEERS=$PEERS node "$HERE/peers.mjs" "$1" "$IN" "$DIR/peer"; }
+peer() { rm -f "$DIR/peer"; PEERS=$PEERS node "$HERE/peers.mjs" "$1" "$IN" "$DIR/peer"; }
 
 export IN DIR P PROG PEERS HERE # for the commands hyperfine runs in a child bash
 echo "machine: $P cores, $(uname -m); N=$N lines ($(du -h "$IN" | cut -f1)); median (min-max)" \

@@ -1,7 +1,8 @@
 # bench/median.sh - sourced by the benchmark scripts: the wall time of repeated runs,
 # as a median with its spread.
 #
-# median_runs N CMD...: runs CMD N times and prints "MEDIAN MIN MAX" in seconds.
+# median_runs N CMD...: runs CMD N times and prints "MEDIAN MIN MAX" in seconds;
+# a run that fails fails it.
 # Where hyperfine is installed (Debian's package) it times the runs (in a child
 # bash: a CMD that is a shell function must be exported with export -f, and the
 # variables it uses with export; hyperfine subtracts the shell's own start);
@@ -37,7 +38,7 @@ median_runs() {
     local times=() t0 t1
     for _ in $(seq "$n"); do
         t0=$EPOCHREALTIME
-        "$@"
+        "$@" || { echo "median_runs: '$*' failed" >&2; return 1; }
         t1=$EPOCHREALTIME
         times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
     done

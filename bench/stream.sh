@@ -4,6 +4,8 @@
 #   merge of two sorted files of N lines each: time and peak RSS (/usr/bin/time
 #     %M) of gpumerge merge, of sort -m -n, and of BASE's merge when BASE names
 #     another gpumerge binary (the in-memory merge to compare against);
+#   merge of K (64) sorted files of N/K lines each, the fan-in's case: one pass
+#     where sort -m makes temporary runs 16 at a time (and BASE, where given);
 #   sort of N random lines under ulimit -v $VLIMIT (KB) with no options: gpumerge
 #     against sort -n under the same limit;
 #   cat r | gpumerge sort -  against  gpumerge sort r (and BASE's sort);
@@ -11,13 +13,14 @@
 # Every output is compared with GNU sort's. Times are medians of REPEAT runs
 # (GNU sort under the limit runs REPEAT_GNU times).
 #
-# Usage: bench/stream.sh [N]    environment: GPUMERGE, BASE, REPEAT (3),
+# Usage: bench/stream.sh [N]    environment: GPUMERGE, BASE, K (64), REPEAT (3),
 #        REPEAT_GNU (1), VLIMIT (250000), DIR (scratch folder, default in /dev/shm
 #        when it has room, else .bench); the folder is removed at the end unless
 #        KEEP=1.
 set -euo pipefail
 
 N=${1:-20000000}
+K=${K:-64}
 REPEAT=${REPEAT:-3}
 REPEAT_GNU=${REPEAT_GNU:-1}
 VLIMIT=${VLIMIT:-250000}
@@ -69,6 +72,22 @@ same ref.merge out.gm "gpumerge merge"
 if [ -n "$BASE" ]; then
     run "$REPEAT" "base gpumerge merge a b (in memory)" "$BASE" merge "$A" "$B" -o out.base
     same ref.merge out.base "base merge"
+fi
+rm -f ref.merge out.*
+
+# K sorted files, each a K-th of r
+if [ ! -s "k$K.1" ]; then
+    split -n "l/$K" -d -a 3 "$R" part.
+    i=0
+    for f in part.*; do i=$((i + 1)); sort -n "$f" >"k$K.$i"; rm "$f"; done
+fi
+sort -m -n k$K.* >ref.merge
+run "$REPEAT" "sort -m -n k1 .. k$K ($K x $((N / K)) lines)" bash -c "sort -m -n k$K.* -o out.sortm"
+run "$REPEAT" "gpumerge merge k1 .. k$K" bash -c "'$GPUMERGE' merge k$K.* -o out.gm"
+same ref.merge out.gm "gpumerge merge of $K"
+if [ -n "$BASE" ]; then
+    run "$REPEAT" "base gpumerge merge k1 .. k$K" bash -c "'$BASE' merge k$K.* -o out.base"
+    same ref.merge out.base "base merge of $K"
 fi
 rm -f ref.merge out.*
 
