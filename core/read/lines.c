@@ -286,6 +286,33 @@ static int grow(gm_lines_src *s, unsigned char **buf, size_t *cap, size_t filled
     return GM_OK;
 }
 
+/* Where the block of filled bytes ends (*len): at the end of the input, with a
+ * terminator added to a last line without one (counted in *lines and counts);
+ * else after its last terminator, the bytes after it kept as the next block's
+ * carry, or an error where they are a line longer than the budget. */
+static int block_end(gm_lines_src *s, unsigned char *buf, size_t filled, uint32_t *counts,
+                     int64_t *lines, size_t *len, gm_status *st)
+{
+    const unsigned char eol = (unsigned char)s->eol;
+    *len = filled;
+    if (s->eof) {
+        s->done = 1;
+        if (filled > 0 && buf[filled - 1] != eol) {
+            buf[(*len)++] = eol; /* sort ends the last line */
+            (*lines)++;
+            if (counts)
+                counts[filled / UNIT]++;
+        }
+        return GM_OK;
+    }
+    const unsigned char *last = memrchr(buf, eol, filled);
+    *len = (size_t)(last - buf) + 1;
+    if (s->line_max && filled - *len > s->line_max)
+        return gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
+                       s->shown, (long long)(s->line0 + s->eols + 1));
+    return keep_carry(s, buf + *len, filled - *len, st);
+}
+
 int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
                   gm_lines_block **out, gm_status *st)
 {
@@ -359,24 +386,8 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         free(counts);
         return rc;
     }
-    size_t len = filled;
-    if (s->eof) {
-        s->done = 1;
-        if (filled > 0 && buf[filled - 1] != eol) {
-            buf[len++] = eol; /* sort ends the last line */
-            lines++;
-            if (counts)
-                counts[filled / UNIT]++;
-        }
-    } else {
-        const unsigned char *last = memrchr(buf, eol, filled);
-        len = (size_t)(last - buf) + 1;
-        if (s->line_max && filled - len > s->line_max)
-            rc = gm_fail(st, GM_EINPUT, "%s:%lld: line longer than the memory budget (-S)",
-                         s->shown, (long long)(s->line0 + s->eols + 1));
-        else
-            rc = keep_carry(s, buf + len, filled - len, st);
-    }
+    size_t len;
+    rc = block_end(s, buf, filled, counts, &lines, &len, st);
     gm_lines_block *b = rc || len == 0 ? NULL : malloc(sizeof *b);
     if (!rc && len > 0 && !b)
         rc = gm_fail(st, GM_ENOMEM, "out of memory reading %s", s->shown);
