@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "keys/keys.h"
 
@@ -108,7 +109,6 @@ void gm_keyspec_say(const gm_keyspec *ks, char *out, size_t size)
     else if (!user_keys && !ks->keys[0].fold && !ks->keys[0].ignore &&
              ks->keys[0].order == GM_ORDER_BYTES && ks->bytes_default)
         put(out, size, &n, " (no order named: sort's byte order)");
-    if (n && out[0] == ' ') /* the leading space of the first word */
-        for (size_t i = 0; i <= n; i++)
-            out[i] = out[i + 1];
+    if (n && out[0] == ' ') /* the leading space of the first word; out[n] is the NUL */
+        memmove(out, out + 1, n);
 }
