@@ -128,6 +128,13 @@ static int fan_in_wanted(const gm_config *cfg, size_t mem, size_t buffers)
     return k < DEFAULT_FAN_IN ? DEFAULT_FAN_IN : k > GM_MERGE_MAX ? GM_MERGE_MAX : (int)k;
 }
 
+/* The fan-in below which the output is created late (plan_fds): --batch-size,
+ * else sort's NMERGE. */
+static int late_below(const gm_config *cfg)
+{
+    return cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN;
+}
+
 /* The records path's numbers: the threads asked for, the fan-in within the
  * descriptors free and the records merge's limit (a source's block is a fourth
  * of the budget's share, recsrc.c). */
@@ -135,8 +142,7 @@ static void plan_records(gm_plan *p, const gm_config *cfg, int cores, int room)
 {
     p->records.threads = cores;
     int late;
-    p->records.fds = plan_fds(cfg, room, cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN,
-                              &late);
+    p->records.fds = plan_fds(cfg, room, late_below(cfg), &late);
     /* auto may start CUDA in the middle of a sort (recchunk.c); --device=gpu has
      * started it before the plan */
     if (p->op == GM_OP_SORT && cfg->device == GM_DEVICE_AUTO && gm_gpu_driver_loaded() &&
@@ -170,9 +176,7 @@ void gm_plan_make(gm_plan *p, gm_op op, const gm_config *cfg, int nnames)
     p->merge_mem = (size_t)MERGE_MEMORY * scale;
     if (p->budget < p->merge_mem)
         p->merge_mem = p->budget;
-    /* the output is created late where fewer than sort's NMERGE would stay */
-    p->fds = plan_fds(cfg, room, cfg->batch_size >= 2 ? cfg->batch_size : DEFAULT_FAN_IN,
-                      &p->output_late);
+    p->fds = plan_fds(cfg, room, late_below(cfg), &p->output_late);
     if (cfg->device != GM_DEVICE_CPU && gm_gpu_driver_loaded() && p->fds >= GM_GPU_START_FDS + 2)
         p->fds -= GM_GPU_START_FDS; /* CUDA may start beside the merge (gpu.h) */
     p->fan_in = fan_in_wanted(cfg, p->merge_mem, 6); /* merge_block's six a source */

@@ -236,7 +236,7 @@ static int spill(struct chunk *c, struct rec_run *r, gm_recrun **runs, int *nrun
  * the integer path lets it go while its output is finished). */
 static void release_device(struct rec_run *r)
 {
-    if ((r->gpu_chunks || r->gpu_resident) && r->cfg->last)
+    if (gm_records_releases_device(r))
         gm_engine_release_begin();
 }
 

@@ -226,8 +226,8 @@ static void rec_free(struct rec_run *r)
 
 /* -v's report of a records run (report.h): its runs, its stages from the
  * start-up (main's first line to the run, where the front end says when that
- * was; handed: the integer path ran before it) and, where said is NULL, the clean-up and the total; else said gets what
- * the caller needs to say those. */
+ * was; handed: the integer path ran before it) and, where said is NULL, the
+ * clean-up and the total; else said gets what the caller needs to say those. */
 static void say_run(const struct rec_run *r, double started, double cleanup, int handed,
                     gm_records_said *said)
 {
@@ -235,8 +235,7 @@ static void say_run(const struct rec_run *r, double started, double cleanup, int
     int background;
     int touched = r->gpu_chunks || r->gpu_resident || gm_engine_startup(&background) > 0;
     if (said)
-        *said = (gm_records_said){ 0, cleanup, touched,
-                                   (r->gpu_chunks || r->gpu_resident) && cfg->last };
+        *said = (gm_records_said){ 0, cleanup, touched, gm_records_releases_device(r) };
     if (!cfg->verbose)
         return;
     double now = gm_now(), took = now - started;
@@ -293,6 +292,18 @@ static void say_run(const struct rec_run *r, double started, double cleanup, int
     gm_report_end(cfg, touched, 0, cleanup, 0, 0, rows, total);
 }
 
+/* The run's end: its buffers freed (timed, for -v's clean-up), --progress's last
+ * line, then the report. */
+static void finish_run(struct rec_run *r, int rc, double started, int handed,
+                       gm_records_said *said)
+{
+    double freeing = gm_now();
+    rec_free(r);
+    double cleanup = gm_now() - freeing;
+    gm_progress_end(rc == GM_OK);
+    say_run(r, started, cleanup, handed, said);
+}
+
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
                    int nnames, gm_records_said *said, gm_status *st)
 {
@@ -306,11 +317,7 @@ int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *co
     int rc = rec_init(&r, op, cfg, plan, names, nnames, st);
     if (!rc)
         rc = run_op(&r, plan, st);
-    double freeing = gm_now();
-    rec_free(&r);
-    double cleanup = gm_now() - freeing;
-    gm_progress_end(rc == GM_OK);
-    say_run(&r, started, cleanup, 0, said);
+    finish_run(&r, rc, started, 0, said);
     return rc;
 }
 
@@ -395,13 +402,8 @@ int gm_records_continue(gm_op op, const gm_config *cfg, gm_rec_source *src, int 
             rc = gm_recsink_flush(&sink, st);
         gm_recsink_free(&sink);
     }
-    if (names) {
-        double freeing = gm_now();
-        rec_free(&r);
-        double cleanup = gm_now() - freeing;
-        gm_progress_end(rc == GM_OK);
-        say_run(&r, started, cleanup, 1, NULL);
-    }
+    if (names)
+        finish_run(&r, rc, started, 1, NULL);
     free(names);
     free(ranges);
     return rc;

@@ -87,4 +87,12 @@ int gm_records_spool_aliases(struct rec_run *r, const gm_output *out, gm_status 
  * gm_records_run. */
 int gm_records_sort(struct rec_run *r, gm_status *st);
 
+/* Whether the run's CUDA context goes once its device work is done (the run
+ * used the GPU and is the process's last), in the background beside the output's
+ * finish (recchunk.c). */
+static inline int gm_records_releases_device(const struct rec_run *r)
+{
+    return (r->gpu_chunks || r->gpu_resident) && r->cfg->last;
+}
+
 #endif
