@@ -15,7 +15,7 @@
  * stably, by the prefix: equal exact prefixes then come out ordered by those bytes
  * as well, as recpar.c's combine orders them on the CPU; while many records stay
  * tied after those bytes, rounds order each run of ties by the lines' next four
- * bytes (records.cuh's refinement). What the device cannot decide (equal sort
+ * bytes, or a -V key by its next 32 bits (records.cuh's refinement). What the device cannot decide (equal sort
  * keys) is flagged per record for the host's comparison (core/device/recgpu.c).
  * The layers: the per-line steps and the predicates of cub's passes
  * (records.cuh), the kernels that run them, the launchers, the entry.
@@ -89,14 +89,15 @@ __global__ void rec_mark_kernel(const unsigned char *tied, u64 n, uint32_t *mark
         mark[i] = rec_group_mark(tied, i);
 }
 
-__global__ void rec_refine_key_kernel(const gm_keyspec *ks, const unsigned char *text,
-                                      const u64 *ends, const uint32_t *group,
-                                      const uint32_t *val, u64 n, int r, u64 *key)
+__global__ void rec_refine_key_kernel(const gm_keyspec *ks, int words,
+                                      const unsigned char *text, const u64 *ends,
+                                      const uint32_t *group, const uint32_t *val, u64 n, int r,
+                                      u64 *key)
 {
     gm_after_previous();
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        key[i] = rec_refine_key(ks, text, ends, group, val, i, r);
+        key[i] = rec_refine_key(ks, words, text, ends, group, val, i, r);
 }
 
 __global__ void rec_refine_kernel(const u64 *ends, const u64 *pfx, const u64 *key,
@@ -312,12 +313,12 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
         return rc;
     const unsigned grid = rec_grid(n);
     const unsigned char *text = (const unsigned char *)j.text;
-    const int whole = gm_kp_whole_offsets(job->ks); /* the line is the key: its bytes order it */
-    for (int r = 0; r < REC_REFINE_ROUNDS; r++) {
+    const int words = rec_round_words(job->ks, inexact);
+    for (int r = 0; r < REC_REFINE_ROUNDS && words != REC_WORDS_NONE; r++) {
         u64 ties = 0;
         if ((rc = rec_count_ties(j, b->tied, n, d_count, &ties, st)))
             return rc;
-        if ((inexact && !whole) || !rec_refine_wanted(ties, n))
+        if (!rec_refine_wanted(ties, n))
             break;
         uint32_t *mark = (uint32_t *)keys.Alternate(), *group = mark + n;
         GM_LAUNCH("records mark", st, false, rec_mark_kernel, dim3(grid), dim3(REC_THREADS), 0,
@@ -332,7 +333,7 @@ static int rec_refine(text_job &j, const gm_gpu_rec_job *job, rec_buffers *b,
         GM_CUDA(cub::DeviceScan::InclusiveScan(t, bytes, mark, group, cuda::maximum<uint32_t>{}, (int64_t)n, j.s),
                 st);
         GM_LAUNCH("records refine key", st, false, rec_refine_key_kernel, dim3(grid),
-                  dim3(REC_THREADS), 0, j.s, (const gm_keyspec *)b->ks, text,
+                  dim3(REC_THREADS), 0, j.s, (const gm_keyspec *)b->ks, words, text,
                   (const u64 *)b->ends, (const uint32_t *)group,
                   (const uint32_t *)vals.Current(), n, r, keys.Current());
         if ((rc = rec_sort_pairs(j, keys, vals, (int64_t)n, st)))

@@ -4,7 +4,7 @@
  * per thread and the tests' host twin (testing.cu) per loop turn: a line's place
  * from the terminators' offsets, its prefix and first sort key, a text offset's
  * host address, a sorted record with its tie flag, the rounds that order
- * tied records further by their lines' bytes, and the predicates of cub's passes
+ * tied records further by their lines' bytes or their -V keys, and the predicates of cub's passes
  * over the text and the tie flags (device only).
  */
 #ifndef GM_CUDA_RECORDS_CUH
@@ -95,15 +95,33 @@ GM_HD void rec_build_one(const gm_keyspec *ks, const unsigned char *text, const 
 
 /* ---------------------------------------------------------------- refinement
  *
- * Where the order after the first key is the last resort alone and every prefix
- * is exact (or the one key is the whole line in byte order or folded, whose
- * bytes the rounds read as the key sees them), records tied after the first eight
- * bytes are ordered further on the device, four bytes of their lines a round:
- * each tied record's key is the index of the first record of its run of ties
- * (its group) above the round's word of its line, and a stable sort of those
- * keys orders every run by the word while runs and untied records keep their
- * places. Rounds stop when few ties are left;
- * the host orders what remains as before. */
+ * Records tied after the first sort are ordered further on the device, 32 bits
+ * of their keys a round: each tied record's key is the index of the first
+ * record of its run of ties (its group) above the round's word, and a stable
+ * sort of those keys orders every run by the word while runs and untied
+ * records keep their places. The words (rec_round_words): where every prefix is
+ * exact, equal prefixes are equal keys and the words are the lines' bytes from
+ * the ninth on, the last resort's; where the one key is in byte order, its bytes
+ * from the ninth on as it shows them (folded by -f, skipped by -d and -i); where
+ * it is -V, its version stream after the prefix (core/keys/verprefix.h's
+ * windows), whose order is the key's. Rounds stop when few ties are left; the
+ * host orders what remains as before. */
+
+enum { REC_WORDS_NONE, REC_WORDS_LINE, REC_WORDS_KEY, REC_WORDS_VERSION };
+
+/* The rounds' words for the one key of ks (inexact: some prefix is not). */
+GM_HD int rec_round_words(const gm_keyspec *ks, int inexact)
+{
+    if (!inexact)
+        return REC_WORDS_LINE;
+    if (ks->nkeys != 1)
+        return REC_WORDS_NONE;
+    switch (ks->keys[0].order) {
+    case GM_ORDER_BYTES: return REC_WORDS_KEY;
+    case GM_ORDER_VERSION: return REC_WORDS_VERSION;
+    default: return REC_WORDS_NONE;
+    }
+}
 
 /* Rounds at most (the lines' bytes 8 to 31), and whether another is worth its
  * sort: more than one record in 1024 still tied. */
@@ -121,27 +139,64 @@ GM_HD uint32_t rec_group_mark(const unsigned char *tied, u64 i)
 }
 
 /* Bytes [off, off + 4) of a line as a big-endian word (zeros past its end, as the
- * last resort orders a shorter line first), each folded to upper case under fold
- * (a whole line's -f), complemented under -r. Lines that differ only past their
- * ends, or only in case under fold, stay tied for the host. */
-GM_HD uint32_t rec_word(const unsigned char *line, u64 len, u64 off, int fold, int reverse)
+ * last resort orders a shorter line first), complemented under -r. */
+GM_HD uint32_t rec_word(const unsigned char *line, u64 len, u64 off, int reverse)
 {
     uint32_t w = 0;
-    for (u64 b = off; b < off + 4; b++) {
-        unsigned char c = b < len ? line[b] : 0u;
-        w = w << 8 | (fold ? gm_kp_upper(c) : c);
-    }
+    for (u64 b = off; b < off + 4; b++)
+        w = w << 8 | (b < len ? line[b] : 0u);
     return reverse ? ~w : w;
 }
 
-/* Round r's key of sorted record i (group[i] its group). */
-GM_HD u64 rec_refine_key(const gm_keyspec *ks, const unsigned char *text, const u64 *ends,
-                         const uint32_t *group, const uint32_t *val, u64 i, int r)
+/* Bytes [8 + 4 r, 12 + 4 r) of what a line's byte-order key shows (folded by
+ * -f, without the bytes -d and -i skip; zeros past its end), complemented under
+ * the key's -r. Keys that differ only past their ends stay tied for the host. */
+GM_HD uint32_t rec_key_word(const gm_keyspec *ks, const unsigned char *line, u64 len, int r)
+{
+    const gm_keydef *k = &ks->keys[0];
+    size_t kl;
+    const unsigned char *kt = gm_kp_key_span(ks->tab, k, line, (size_t)len, &kl);
+    const size_t off = 8 + 4 * (size_t)r;
+    if (!k->fold && !k->ignore)
+        return rec_word(kt, kl, off, k->reverse);
+    uint32_t w = 0;
+    size_t shown = 0, i = 0;
+    for (; i < kl && shown < off + 4; i++)
+        if (!gm_kp_skipped(k, kt[i])) {
+            if (shown >= off)
+                w = w << 8 | gm_kp_shown_byte(k, kt[i]);
+            shown++;
+        }
+    const size_t taken = shown > off ? shown - off : 0;
+    w = taken ? w << 8 * (unsigned)(4 - taken) : 0u;
+    return k->reverse ? ~w : w;
+}
+
+/* Bits [64 + 32 r, 96 + 32 r) of a line's -V key's stream, complemented under
+ * the key's -r: after equal prefixes, the word of round r orders the keys. */
+GM_HD uint32_t rec_version_word(const gm_keyspec *ks, const unsigned char *line, u64 len, int r)
+{
+    const gm_keydef *k = &ks->keys[0];
+    size_t kl;
+    const unsigned char *kt = gm_kp_key_span(ks->tab, k, line, (size_t)len, &kl);
+    int ex;
+    uint32_t w = (uint32_t)gm_vp_window(kt, kl, 64 + 32 * (size_t)r, 32, &ex);
+    return k->reverse ? ~w : w;
+}
+
+/* Round r's key of sorted record i (group[i] its group), words as rec_round_words
+ * chose them. */
+GM_HD u64 rec_refine_key(const gm_keyspec *ks, int words, const unsigned char *text,
+                         const u64 *ends, const uint32_t *group, const uint32_t *val, u64 i,
+                         int r)
 {
     u64 s, len;
     rec_line(ends, val[i], &s, &len);
-    return (u64)group[i] << 32 |
-           rec_word(text + s, len, 8 + 4 * (u64)r, ks->nkeys && ks->keys[0].fold, ks->reverse);
+    const unsigned char *line = text + s;
+    uint32_t w = words == REC_WORDS_VERSION ? rec_version_word(ks, line, len, r)
+                 : words == REC_WORDS_KEY   ? rec_key_word(ks, line, len, r)
+                                            : rec_word(line, len, 8 + 4 * (u64)r, ks->reverse);
+    return (u64)group[i] << 32 | w;
 }
 
 /* Record i after a round's sort: its line's prefix (pfx by line) and reference,

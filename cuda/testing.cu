@@ -251,7 +251,8 @@ extern "C" int gm_gpu_test_records_host(const gm_gpu_rec_job *job, gm_status *st
                       job->tied);
     /* the device's refinement rounds, as records.cu runs them */
     std::vector<uint32_t> group(n);
-    for (int r = 0; head8 && !inexact && r < REC_REFINE_ROUNDS; r++) {
+    const int words = head8 ? rec_round_words(job->ks, inexact) : REC_WORDS_NONE;
+    for (int r = 0; words != REC_WORDS_NONE && r < REC_REFINE_ROUNDS; r++) {
         u64 ties = 0;
         for (u64 i = 0; i < n; i++)
             ties += job->tied[i];
@@ -262,8 +263,8 @@ extern "C" int gm_gpu_test_records_host(const gm_gpu_rec_job *job, gm_status *st
             group[i] = i && group[i - 1] > m ? group[i - 1] : m;
         }
         for (u64 i = 0; i < n; i++)
-            key[i] = rec_refine_key(job->ks, text.data(), ends.data(), group.data(), val.data(), i,
-                                    r);
+            key[i] = rec_refine_key(job->ks, words, text.data(), ends.data(), group.data(),
+                                    val.data(), i, r);
         records_sort_pairs(key, val);
         for (u64 i = 0; i < n; i++)
             rec_refine_one(ends.data(), pfx.data(), key.data(), val.data(), exact.data(), i,

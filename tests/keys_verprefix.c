@@ -130,6 +130,45 @@ static long law(const vname *v, size_t n)
     return ties;
 }
 
+/* The device's rounds' law (cuda/records.cuh): a name's prefix and then its
+ * stream's 32-bit windows after it, compared in turn, order names as
+ * gm_version_cmp wherever they differ; and a window is the stream's bits, as
+ * the prefix's halves show. */
+enum { VP_WINDOWS = 6 };
+
+static void windows(const vname *v, uint64_t *w)
+{
+    int ex;
+    w[0] = gm_kp_version(v->s, v->n, &ex);
+    for (int r = 0; r < VP_WINDOWS; r++)
+        w[1 + r] = gm_vp_window(v->s, v->n, 64 + 32 * (size_t)r, 32, &ex);
+    cr_assert_eq(gm_vp_window(v->s, v->n, 0, 32, &ex), w[0] >> 32, "'%.*s'", (int)v->n, v->s);
+    cr_assert_eq(gm_vp_window(v->s, v->n, 32, 32, &ex), w[0] & 0xFFFFFFFFu, "'%.*s'",
+                 (int)v->n, v->s);
+}
+
+static void law_windows(const vname *v, size_t n)
+{
+    uint64_t(*w)[1 + VP_WINDOWS] = malloc(n * sizeof *w);
+    cr_assert(w);
+    for (size_t i = 0; i < n; i++)
+        windows(&v[i], w[i]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            int r = 0;
+            while (r <= VP_WINDOWS && w[i][r] == w[j][r])
+                r++;
+            if (r > VP_WINDOWS)
+                continue;
+            int want = w[i][r] < w[j][r] ? -1 : 1;
+            int d = sign(gm_version_cmp(v[i].s, v[i].n, v[j].s, v[j].n));
+            cr_assert_eq(d, want, "window %d of '%.*s' %llx, of '%.*s' %llx, cmp %d", r,
+                         (int)v[i].n, v[i].s, (unsigned long long)w[i][r], (int)v[j].n,
+                         v[j].s, (unsigned long long)w[j][r], d);
+        }
+    free(w);
+}
+
 Test(keys, version_prefix_law_random, .timeout = 120)
 {
     enum { N = 2500 };
@@ -140,6 +179,7 @@ Test(keys, version_prefix_law_random, .timeout = 120)
         for (size_t i = 0; i < N; i++)
             v[i] = random_name();
         long ties = law(v, N);
+        law_windows(v, N);
         /* the prefix tells most names apart (a constant one would pass the law) */
         cr_assert_lt(ties, (long)N * N / 50, "round %u: %ld pairs share a prefix", round, ties);
     }
@@ -163,6 +203,7 @@ Test(keys, version_prefix_law_shared_stems, .timeout = 120)
             add_piece(&v[i]);
     }
     law(v, N);
+    law_windows(v, N);
     free(v);
 }
 
@@ -188,6 +229,7 @@ Test(keys, version_prefix_law_long_numbers)
         add(&v[i], t, k);
     }
     law(v, N);
+    law_windows(v, N);
     free(v);
 }
 

@@ -23,6 +23,8 @@ void gen_equal_heads(rng *r, text *t, int n, char eol);
 void gen_long_heads(rng *r, text *t, int n, char eol);
 /* words for the text orders: mixed case, months, punctuation, shared beginnings. */
 void gen_words(rng *r, text *t, int n, char eol);
+/* file names for -V: long shared numbers, suffixes, '~', hidden and special names. */
+void gen_versions(rng *r, text *t, int n, char eol);
 
 typedef void (*gen_fn)(rng *, text *, int, char);
 

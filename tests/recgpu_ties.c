@@ -36,22 +36,56 @@ static int by_key(const void *x, const void *y)
 
 /* The device's refinement rounds (cuda/records.cuh), restated: while more than
  * one record in 1024 is tied (six rounds at most), each run of tied records is
- * ordered stably by the next four bytes of its lines (from the ninth on; zeros
- * past a line's end; complemented under -r), and a record stays tied where those
- * bytes equal the record's before it. */
-static uint32_t word_at(const gm_keyspec *ks, const gm_rec *x, size_t off)
+ * ordered stably by its next 32 bits, and a record stays tied where they equal
+ * the record's before it. The bits: where every prefix is exact, the lines'
+ * bytes from the ninth on (zeros past a line's end; complemented under -r); where
+ * the one key is in byte order, the bytes it shows from the ninth on (folded by
+ * -f, those -d and -i skip left out, zeros past its end); where it is -V, the
+ * version stream after the prefix; these two complemented under the key's -r. */
+enum { W_NONE, W_LINE, W_KEY, W_VERSION };
+
+static int round_words(const gm_keyspec *ks, int inexact)
 {
-    const unsigned char *line = gm_rec_line(x);
-    size_t len = gm_rec_len(x, ks->eol);
-    uint32_t w = 0;
-    for (size_t b = off; b < off + 4; b++)
-        w = w << 8 | (b < len ? line[b] : 0u);
-    return ks->reverse ? ~w : w;
+    if (!inexact)
+        return W_LINE;
+    if (ks->nkeys != 1)
+        return W_NONE;
+    return ks->keys[0].order == GM_ORDER_BYTES     ? W_KEY
+           : ks->keys[0].order == GM_ORDER_VERSION ? W_VERSION
+                                                   : W_NONE;
 }
 
-static void twin_refine(const gm_keyspec *ks, gm_rec *out, unsigned char *tied, size_t n)
+static uint32_t word_at(const gm_keyspec *ks, int words, const gm_rec *x, int r)
 {
-    for (size_t off = 8; off < 8 + 4 * 6; off += 4) {
+    const gm_keydef *k = &ks->keys[0];
+    const unsigned char *line = gm_rec_line(x);
+    size_t len = gm_rec_len(x, ks->eol), kl;
+    const unsigned char *kt = gm_kp_key_span(ks->tab, k, line, len, &kl);
+    uint32_t w = 0;
+    if (words == W_VERSION) {
+        int ex;
+        w = (uint32_t)gm_vp_window(kt, kl, 64 + 32 * (size_t)r, 32, &ex);
+        return k->reverse ? ~w : w;
+    }
+    unsigned char shown[64];
+    size_t n = 0;
+    if (words == W_LINE) {
+        for (size_t i = 0; i < len && n < sizeof shown; i++)
+            shown[n++] = line[i];
+    } else {
+        for (size_t i = 0; i < kl && n < sizeof shown; i++)
+            if (!gm_kp_skipped(k, kt[i]))
+                shown[n++] = k->fold && kt[i] >= 'a' && kt[i] <= 'z' ? kt[i] - 'a' + 'A' : kt[i];
+    }
+    for (size_t b = 8 + 4 * (size_t)r; b < 12 + 4 * (size_t)r; b++)
+        w = w << 8 | (b < n ? shown[b] : 0u);
+    return (words == W_LINE ? ks->reverse : k->reverse) ? ~w : w;
+}
+
+static void twin_refine(const gm_keyspec *ks, int words, gm_rec *out, unsigned char *tied,
+                        size_t n)
+{
+    for (int r = 0; words != W_NONE && r < 6; r++) {
         size_t ties = 0;
         for (size_t i = 0; i < n; i++)
             ties += tied[i];
@@ -63,14 +97,14 @@ static void twin_refine(const gm_keyspec *ks, gm_rec *out, unsigned char *tied, 
                 e++;
             for (size_t i = a + 1; i < e; i++) { /* insertion: stable */
                 gm_rec x = out[i];
-                uint32_t w = word_at(ks, &x, off);
+                uint32_t w = word_at(ks, words, &x, r);
                 size_t k = i;
-                for (; k > a && word_at(ks, &out[k - 1], off) > w; k--)
+                for (; k > a && word_at(ks, words, &out[k - 1], r) > w; k--)
                     out[k] = out[k - 1];
                 out[k] = x;
             }
             for (size_t i = a + 1; i < e; i++)
-                tied[i] = word_at(ks, &out[i], off) == word_at(ks, &out[i - 1], off);
+                tied[i] = word_at(ks, words, &out[i], r) == word_at(ks, words, &out[i - 1], r);
             a = e;
         }
     }
@@ -109,8 +143,8 @@ static void device_twin(const gm_keyspec *ks, const gm_rec *in, size_t n, gm_rec
                               ks->reverse);
         tied[i] = (unsigned char)tie;
     }
-    if (refine && !inexact)
-        twin_refine(ks, out, tied, n);
+    if (refine)
+        twin_refine(ks, round_words(ks, inexact), out, tied, n);
     free(k);
 }
 

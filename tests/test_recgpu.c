@@ -166,6 +166,33 @@ void gen_words(rng *r, text *t, int n, char eol)
     free(starts);
 }
 
+/* File names for -V: names sharing a long first number and more after it
+ * (past the prefix's 64 bits), suffixes, '~', hidden and special names, runs of
+ * 15 digits and more, leading zeros, and copies of earlier lines. */
+void gen_versions(rng *r, text *t, int n, char eol)
+{
+    static const char *const stems[] = { "pkg-", "lib", "", ".", "a", "A-", "x~", "~" };
+    static const char *const sufs[] = { "", ".tar.gz", ".1", ".deb", "~rc1", ".~", ".a1" };
+    for (int i = 0; i < n; i++) {
+        int64_t k = rng_range(r, 0, 19);
+        if (k == 0) {
+            text_putf(t, "%s", rng_range(r, 0, 2) ? "." : rng_range(r, 0, 1) ? ".." : "");
+        } else if (k == 1) {
+            text_putf(t, "v%lld%015lld", (long long)rng_range(r, 0, 3),
+                      (long long)rng_range(r, 0, 5));
+        } else {
+            text_putf(t, "%s%08lld.%0*lld.%lld%s", stems[rng_range(r, 0, 7)],
+                      (long long)rng_range(r, 0, 40), (int)rng_range(r, 1, 3),
+                      (long long)rng_range(r, 0, 30), (long long)rng_range(r, 0, 300),
+                      sufs[rng_range(r, 0, 6)]);
+            if (rng_range(r, 0, 3) == 0)
+                text_putf(t, "-%c%lld", (char)('a' + rng_range(r, 0, 2)),
+                          (long long)rng_range(r, 0, 9));
+        }
+        text_put(t, &eol, 1);
+    }
+}
+
 const rec_case CASES[] = {
     { gen_events, 20000, "-t, -k2,2n", 0, 0 },
     { gen_events, 20000, "-t, -k2,2nr -s", 0, 0 },
@@ -207,6 +234,14 @@ const rec_case CASES[] = {
     { gen_long_heads, 20000, "-t, -k2 -u", 0, 1 },
     { gen_events, 20000, "-t, -k3,3 -s", 0, 1 },
     { gen_words, 8000, "-z -f", 1, 1 },
+    { gen_versions, 20000, "-V", 0, 1 },
+    { gen_versions, 20000, "-V -r", 0, 1 },
+    { gen_versions, 20000, "-V -u", 0, 1 },
+    { gen_versions, 20000, "-t. -k2V", 0, 1 },
+    { gen_versions, 20000, "-t. -k1,1Vr", 0, 1 },
+    { gen_long_heads, 20000, "-V", 0, 1 },
+    { gen_events, 20000, "-V", 0, 1 },
+    { gen_words, 20000, "-k1,1V", 0, 1 },
 };
 const size_t NCASES = sizeof CASES / sizeof CASES[0];
 

@@ -89,15 +89,26 @@ GM_HD size_t gm_vp_stem(const unsigned char *s, size_t len)
     }
 }
 
-/* The stream's writer: bits from the top of v down, room of them left. */
+/* The stream's writer: the window of bits [skip, skip + room) of the stream,
+ * written from the top of v's low room bits down. */
 typedef struct {
-    uint64_t v;
-    int room;
-    int cut; /* a field did not fit whole */
+    uint64_t v;  /* the window so far */
+    int room;    /* its bits still to write */
+    int cut;     /* a field did not fit whole */
+    size_t skip; /* the stream's bits still to drop before the window */
 } gm_vp_bits;
 
 GM_HD void gm_vp_put(gm_vp_bits *b, unsigned x, int width)
 {
+    if (b->skip) { /* the field's bits before the window are dropped */
+        if (b->skip >= (size_t)width) {
+            b->skip -= (size_t)width;
+            return;
+        }
+        width -= (int)b->skip;
+        x &= (1u << width) - 1u;
+        b->skip = 0;
+    }
     if (width <= b->room) {
         b->room -= width;
         b->v |= (uint64_t)x << b->room;
@@ -139,17 +150,20 @@ GM_HD int gm_vp_runs(gm_vp_bits *b, const unsigned char *s, size_t end)
     return 0;
 }
 
-/* The key s[0, len)'s -V prefix: prefix(a) < prefix(b) implies
- * gm_version_cmp(a, b) < 0, and names it calls equal share their prefix.
- * *exact (equal prefixes mean equal names in this order) where the special
- * names are, and where the whole name, without a suffix, fits in the stream. */
-GM_HD uint64_t gm_kp_version(const unsigned char *s, size_t len, int *exact)
+/* Bits [skip, skip + width) of the key s[0, len)'s stream (width 64 at most),
+ * the first of them the top bit of the result's low width bits: the prefix is
+ * the window at 0 of width 64, and the device's rounds order tied keys by the
+ * windows after it. *exact where the stream ends within the window's end:
+ * equal streams then mean names this order calls equal (the special names, and
+ * a name whose part before the suffix fits whole). */
+GM_HD uint64_t gm_vp_window(const unsigned char *s, size_t len, size_t skip, int width,
+                            int *exact)
 {
     if (len == 0 || (s[0] == '.' && (len == 1 || (len == 2 && s[1] == '.')))) {
         *exact = 1;
-        return (uint64_t)len << 56;
+        return skip ? 0 : (uint64_t)len << (width - 8);
     }
-    gm_vp_bits b = { 0, 64, 0 };
+    gm_vp_bits b = { 0, width, 0, skip };
     if (s[0] == '.')
         gm_vp_put(&b, GM_VP_HIDDEN, 8);
     size_t end = gm_vp_stem(s, len);
@@ -163,6 +177,15 @@ GM_HD uint64_t gm_kp_version(const unsigned char *s, size_t len, int *exact)
         gm_vp_put(&b, 0, 4);
     }
     return b.v;
+}
+
+/* The key s[0, len)'s -V prefix: prefix(a) < prefix(b) implies
+ * gm_version_cmp(a, b) < 0, and names it calls equal share their prefix.
+ * *exact (equal prefixes mean equal names in this order) where the special
+ * names are, and where the whole name, without a suffix, fits in the stream. */
+GM_HD uint64_t gm_kp_version(const unsigned char *s, size_t len, int *exact)
+{
+    return gm_vp_window(s, len, 0, 64, exact);
 }
 
 #endif
