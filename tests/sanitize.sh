@@ -233,7 +233,8 @@ for tool in "${tools[@]}"; do
     for rc in "ev|-t, -k2,2n" "ev|-t, -k2,2nr -s" "ev|-t, -k2,2n -u" "ev|-t, -k1,1 -k2,2n" \
               "fl|-n" "fl|-h -r" "fl|-k2,2 -k1,1n" "fl|-b -k2,2n -k3 -u" \
               "evz|-z -t, -k2,2n" "flz|-z -n -s" "hd|-n" "hd|-n -r" "hd|-k1" "hd|-f" \
-              "hd|-f -r" "ev|-f" "hd|-V" "fl|-V -r" "ev|-t, -k3V -s"; do
+              "hd|-f -r" "ev|-f" "hd|-V" "fl|-V -r" "ev|-t, -k3V -s" "ev|-V" "hd|-d" \
+              "fl|-i -r" "ev|-t, -k3,3d"; do
         f=$dir/${rc%%|*} args=${rc#*|}
         for forced in "" "--lines-piece=4096 --text-chunk=1000" \
                       "--records-block=3000 --text-chunk=1000"; do

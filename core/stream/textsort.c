@@ -333,18 +333,15 @@ static void say_not_taken(const gm_config *cfg, const char *why, int streams)
         gm_report_fact(cfg, "text", "not taken: %s", why);
 }
 
-int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
-                 gm_writer *w, gm_stream_stats *stats, gm_status *st)
+/* Each input's span: regular files are read at their offsets by preads; a
+ * pipe, socket or terminal is read to its end first (it cannot be read again);
+ * a second "-" is empty. *total counts the bytes with an eol for each file (a
+ * stream's as 1), *known the regular files' bytes. Returns 0 where an input
+ * cannot be taken (a directory, an unreadable one). */
+static int measure_inputs(gm_input *ins, struct file_span *f, int nins, uint64_t *total,
+                          uint64_t *known, int *streams)
 {
-    if (cfg->device == GM_DEVICE_CPU)
-        return GM_ETEXT;
-    struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
-    if (!f)
-        return gm_fail(st, GM_ENOMEM, "out of memory");
-    /* Regular files are read at their offsets by preads; a pipe, socket or terminal
-     * is read to its end first (it cannot be read again); a second "-" is empty. */
-    uint64_t total = 0, known = 0; /* bytes with an eol for each file; without */
-    int ok = 1, streams = 0;
+    int ok = 1;
     for (int i = 0; i < nins && ok; i++) {
         struct stat sb;
         f[i].fd = ins[i].drained ? -1 : ins[i].fd;
@@ -358,14 +355,28 @@ int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int n
             f[i].at = at;
             int64_t end = gm_input_end(&ins[i], (int64_t)sb.st_size);
             f[i].size = end > at ? end - at : 0;
-            known += (uint64_t)f[i].size;
-            total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
+            *known += (uint64_t)f[i].size;
+            *total += (uint64_t)f[i].size + 1; /* an eol that may be missing */
         } else if (ok) {
             f[i].stream = 1;
-            streams++;
-            total += 1;
+            ++*streams;
+            *total += 1;
         }
     }
+    return ok;
+}
+
+int gm_text_sort(const gm_config *cfg, const gm_plan *plan, gm_input *ins, int nins,
+                 gm_writer *w, gm_stream_stats *stats, gm_status *st)
+{
+    if (cfg->device == GM_DEVICE_CPU)
+        return GM_ETEXT;
+    struct file_span *f = calloc((size_t)nins + 1, sizeof *f);
+    if (!f)
+        return gm_fail(st, GM_ENOMEM, "out of memory");
+    uint64_t total = 0, known = 0; /* bytes with an eol for each file; without */
+    int streams = 0;
+    int ok = measure_inputs(ins, f, nins, &total, &known, &streams);
     char why[512] = "";
     /* Auto reads a pipe whole only where a GPU may take it: elsewhere the streaming
      * sort parses it as it arrives. */
