@@ -73,6 +73,22 @@ static size_t chunk_memory(const struct chunk *c, const gm_keyspec *ks)
     return (size_t)gm_records_chunk_memory(ks, c->bytes, c->recs.n + c->lines);
 }
 
+/* Whether the chunk spills before the next block of `block` bytes is read: -S
+ * bounds what the sort holds at once, so the chunk leaves room in the budget
+ * for that block, its records (as many a byte as the chunk's) and the run
+ * writer's two buffers; at least half the budget stays the chunk's. */
+static int chunk_full(const struct chunk *c, const struct rec_run *r, size_t block)
+{
+    uint64_t lines = c->recs.n + c->lines;
+    uint64_t next = (uint64_t)block + (c->bytes ? (uint64_t)((double)block * (double)lines /
+                                                             (double)c->bytes) : 0) *
+                                          sizeof(gm_rec);
+    uint64_t reserve = next + 2 * (uint64_t)gm_records_out_buffer(r->budget);
+    if (reserve > r->budget / 2)
+        reserve = r->budget / 2;
+    return chunk_memory(c, r->ks) + reserve > r->budget;
+}
+
 /* Adds b, the block src handed out last, to the chunk: split into records, or
  * for the GPU counted (and checked for numbers, numwarn.h: no split sees it). */
 static int chunk_add(struct chunk *c, gm_lines_block *b, const gm_lines_src *src,
@@ -272,7 +288,7 @@ int gm_records_sort(struct rec_run *r, gm_status *st)
             if (!rc && b)
                 rc = chunk_add(&c, b, &r->srcs[i], r, st);
             r->split += gm_now() - m;
-            if (!rc && chunk_memory(&c, r->ks) > r->budget)
+            if (!rc && chunk_full(&c, r, w))
                 rc = spill(&c, r, &runs, &nruns, &cap, st);
         }
         gm_records_src_close(r, i);

@@ -18,7 +18,8 @@
 #include "base/util.h"
 
 enum {
-    WINDOW = 1 << 18,  /* records gathered at a time */
+    WINDOW = 1 << 18,  /* records gathered at a time, at most */
+    MIN_WINDOW = 4096, /* and at least, where lines are left */
     PIECES = 64,       /* at most, per window */
     MIN_CAP = 64 << 10,
     PREFETCH = 64,     /* lines ahead whose bytes are asked for early */
@@ -314,12 +315,12 @@ static size_t gather_sizes(struct gather *g, size_t *kept)
     return total;
 }
 
-/* The window of the next records, at most WINDOW of the n at r, in pieces and
+/* The window of the next records, at most most of the n at r, in pieces and
  * sized (see gather_sizes). */
 static size_t window_sizes(struct gather *g, gm_recsink *k, const gm_rec *r, size_t n,
-                           unsigned char *keep, size_t *kept)
+                           size_t most, unsigned char *keep, size_t *kept)
 {
-    *g = (struct gather){ .k = k, .r = r, .n = n < WINDOW ? n : WINDOW, .keep = keep };
+    *g = (struct gather){ .k = k, .r = r, .n = n < most ? n : most, .keep = keep };
     g->before = k->have_last ? &k->last_rec : NULL;
     g->pieces = g->n < 4096 ? 1 : k->nthreads * 4 < PIECES ? k->nthreads * 4 : PIECES;
     return gather_sizes(g, kept);
@@ -345,8 +346,8 @@ static int put_all_mapped(gm_recsink *k, struct gather *g, unsigned char *keep,
                           const gm_rec *r, size_t n, gm_status *st)
 {
     int rc = gm_recsink_flush(k, st); /* lines buffered before go first */
-    for (size_t at = 0; at < n && !rc; at += WINDOW) {
-        size_t kept, total = window_sizes(g, k, r + at, n - at, keep, &kept);
+    for (size_t at = 0; at < n && !rc; at += g->n) {
+        size_t kept, total = window_sizes(g, k, r + at, n - at, WINDOW, keep, &kept);
         rc = gm_writer_put_pieces(k->w, total, g->pieces, g->bytes, gather_into, g, st);
         if (!rc && k->unique)
             rc = keep_last(k, g, st);
@@ -369,8 +370,14 @@ int gm_recsink_put_all(gm_recsink *k, const gm_rec *r, size_t n, gm_status *st)
         free(keep);
         return rc;
     }
-    for (size_t at = 0; at < n && !rc; at += WINDOW) {
-        size_t kept, total = window_sizes(g, k, r + at, n - at, keep, &kept);
+    /* windows of as many records as fill the buffer, at the bytes a record of
+     * the window before (the first: MIN_WINDOW), so that the buffer keeps the
+     * size the sink was given (a share of -S) */
+    size_t most = MIN_WINDOW;
+    for (size_t at = 0; at < n && !rc; at += g->n) {
+        size_t kept, total = window_sizes(g, k, r + at, n - at, most, keep, &kept);
+        size_t fit = k->cap / (total / g->n + 1);
+        most = fit < MIN_WINDOW ? MIN_WINDOW : fit > WINDOW ? WINDOW : fit;
         /* a full buffer goes to the writer thread; the window is gathered into
          * the other one */
         if (k->len > 0 && k->len + total > k->cap)
