@@ -124,12 +124,10 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
 
 int gm_records_gpu_auto(const gm_keyspec *ks)
 {
-    /* -d, -i and -V, whose prefixes tie often, pay on the device where its
-     * rounds order the ties (one key, no -s or -u: cuda/records.cuh); else the
-     * host orders the ties, and the CPU sorts faster (bench/RESULTS.md) */
-    const gm_keydef *k = &ks->keys[0];
-    return !(k->ignore || k->order == GM_ORDER_VERSION) ||
-           (ks->nkeys == 1 && !ks->stable && !ks->unique);
+    /* a whole line with bytes skipped, and -V, whose prefixes tie where names
+     * share their first number, sort faster on the CPU (bench/RESULTS.md) */
+    return !(gm_kp_whole_line(ks) && !gm_kp_whole_offsets(ks)) &&
+           ks->keys[0].order != GM_ORDER_VERSION;
 }
 
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device
