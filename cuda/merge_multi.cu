@@ -230,30 +230,6 @@ template <typename K, typename V> constexpr int multi_smem_bytes()
            multi_value_bytes<K, V>();
 }
 
-/* Level one of a chunk's merge, by the calling thread: X = runs 0 and 1, Y =
- * runs 2 and 3, from in into tmp (their values from vin into vtmp), Y from a
- * multiple of ITEMS (*y_at); with at most TILE - ITEMS keys, ceil(lx / ITEMS) +
- * ceil(ly / ITEMS) <= THREADS, so one share each. *lx and *ly: X's and Y's keys. */
-template <typename K, int ITEMS, bool DESC, typename V>
-__device__ __forceinline__ void multi_level_one(const multi_chunk<K, V> &m, const K *in, K *tmp,
-                                                const V *vin, V *vtmp, int *lx, int *ly,
-                                                int *y_at)
-{
-    *lx = m.len[0] + m.len[1];
-    *ly = m.len[2] + m.len[3];
-    int nx = (*lx + ITEMS - 1) / ITEMS, ny = (*ly + ITEMS - 1) / ITEMS;
-    *y_at = nx * ITEMS;
-    int u = threadIdx.x;
-    if (u < nx)
-        merge_share<K, ITEMS, DESC, V>(in, m.slices.at[0], m.len[0], m.slices.at[1], m.len[1],
-                                       u * ITEMS, tmp + u * ITEMS, vin,
-                                       value_at(vtmp, u * ITEMS));
-    else if (u < nx + ny)
-        merge_share<K, ITEMS, DESC, V>(in, m.slices.at[2], m.len[2], m.slices.at[3], m.len[3],
-                                       (u - nx) * ITEMS, tmp + *y_at + (u - nx) * ITEMS, vin,
-                                       value_at(vtmp, *y_at + (u - nx) * ITEMS));
-}
-
 template <typename K, typename V, bool DESC>
 __global__ void __launch_bounds__(shape<K>::MULTI_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::MULTI_THREADS,
@@ -312,8 +288,21 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
             multi_chunk_of<K, V>(c[b ^ 1], src, vsrc, run_at, list + next * WAYS,
                                  list + after * WAYS);
 
-        int lx, ly, y_at;
-        multi_level_one<K, ITEMS, DESC, V>(m, in, tmp, vin, vtmp, &lx, &ly, &y_at);
+        /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp, Y from a multiple
+         * of ITEMS; with at most TILE - ITEMS keys, ceil(lx / ITEMS) + ceil(ly /
+         * ITEMS) <= THREADS, so one share each. */
+        int lx = m.len[0] + m.len[1], ly = m.len[2] + m.len[3];
+        int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
+        int u = threadIdx.x;
+        if (u < nx)
+            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[0], m.len[0], m.slices.at[1],
+                                           m.len[1], u * ITEMS, tmp + u * ITEMS, vin,
+                                           value_at(vtmp, u * ITEMS));
+        else if (u < nx + ny)
+            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[2], m.len[2], m.slices.at[3],
+                                           m.len[3], (u - nx) * ITEMS,
+                                           tmp + y_at + (u - nx) * ITEMS, vin,
+                                           value_at(vtmp, y_at + (u - nx) * ITEMS));
         int64_t out = m.out;
         __syncthreads();
 

@@ -14,9 +14,9 @@
  * -s or -u) the pairs are sorted by the lines' first eight bytes first and then,
  * stably, by the prefix: equal exact prefixes then come out ordered by those bytes
  * as well, as recpar.c's combine orders them on the CPU; while many records stay
- * tied after those bytes, rounds order each run of ties by the lines' next four
- * bytes, or a -V key by its next 32 bits (records.cuh's refinement). What the device cannot decide (equal sort
- * keys) is flagged per record for the host's comparison (core/device/recgpu.c).
+ * tied, rounds order each run of ties by the next 32 bits of its keys (records.cuh's
+ * refinement). What the device cannot decide (equal sort keys) is flagged per
+ * record for the host's comparison (core/device/recgpu.c).
  * The layers: the per-line steps and the predicates of cub's passes
  * (records.cuh), the kernels that run them, the launchers, the entry.
  */

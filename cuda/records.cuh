@@ -3,9 +3,9 @@
  * (records.cu), host and device functions (GM_HD), so that the kernels run them
  * per thread and the tests' host twin (testing.cu) per loop turn: a line's place
  * from the terminators' offsets, its prefix and first sort key, a text offset's
- * host address, a sorted record with its tie flag, the rounds that order
- * tied records further by their lines' bytes or their -V keys, and the predicates of cub's passes
- * over the text and the tie flags (device only).
+ * host address, a sorted record with its tie flag, the rounds that order tied
+ * records further by the next bits of their keys, and the predicates of cub's
+ * passes over the text and the tie flags (device only).
  */
 #ifndef GM_CUDA_RECORDS_CUH
 #define GM_CUDA_RECORDS_CUH
@@ -123,8 +123,8 @@ GM_HD int rec_round_words(const gm_keyspec *ks, int inexact)
     }
 }
 
-/* Rounds at most (the lines' bytes 8 to 31), and whether another is worth its
- * sort: more than one record in 1024 still tied. */
+/* Rounds at most (a key's bytes 8 to 31, or -V stream bits 64 to 255), and
+ * whether another is worth its sort: more than one record in 1024 still tied. */
 #define REC_REFINE_ROUNDS 6
 GM_HD int rec_refine_wanted(u64 ties, u64 n)
 {
