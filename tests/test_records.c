@@ -244,15 +244,15 @@ Test(records, gpu_takes)
     }
 }
 
-/* --device=auto leaves to the CPU a whole line with bytes skipped and a first key
- * by -V, and gives the GPU the rest of what it takes. */
+/* --device=auto leaves to the CPU a first key by -V behind which other keys
+ * follow, and gives the GPU the rest of what it takes. */
 Test(records, auto_device_choice)
 {
     static const struct { const char *args; int gpu; } cases[] = {
         { "", 1 }, { "-r", 1 }, { "-u", 1 }, { "-M", 1 }, { "-k3,3f", 1 }, { "-t, -k2f", 1 },
         { "-b", 1 }, { "-f", 1 }, { "-f -r", 1 }, { "-f -k1", 1 }, { "-t, -k1f", 1 },
-        { "-d", 0 }, { "-i -r", 0 }, { "-df", 0 }, { "-t, -k1d", 0 },
-        { "-V", 0 }, { "-t, -k3V -k1,1", 0 },
+        { "-d", 1 }, { "-i -r", 1 }, { "-df", 1 }, { "-t, -k1d", 1 }, { "-V", 1 },
+        { "-V -r", 1 }, { "-t, -k2V -s", 1 }, { "-t, -k3V -k1,1", 0 }, { "-t, -k2,2V -k1n", 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gm_keyspec ks = spec_from_as(cases[i].args, 1, NULL);

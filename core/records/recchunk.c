@@ -124,10 +124,10 @@ int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks)
 
 int gm_records_gpu_auto(const gm_keyspec *ks)
 {
-    /* a whole line with bytes skipped, and -V, whose prefixes tie where names
-     * share their first number, sort faster on the CPU (bench/RESULTS.md) */
-    return !(gm_kp_whole_line(ks) && !gm_kp_whole_offsets(ks)) &&
-           ks->keys[0].order != GM_ORDER_VERSION;
+    /* -V's prefixes tie where names share their first number: the device's
+     * rounds order those ties by the version stream where -V is the one key;
+     * behind another key they would wait for the CPU's last resort */
+    return ks->nkeys == 1 || ks->keys[0].order != GM_ORDER_VERSION;
 }
 
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device

@@ -61,10 +61,9 @@ enum { GM_RECORDS_RESIDENT_MIN_MIB = 2048 };
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
 
 /* Whether --device=auto gives such a sort to the GPU (from the sizes above): not
- * where the key is the whole line with bytes skipped (-d, -i), whose prefix ties
- * (common among whole lines) the device cannot order by the line's next bytes, so
- * that they all come back to the host's comparison; nor where the first key is
- * -V's, whose prefix ties wherever names share their first number. */
+ * where a first key by -V has other keys behind it, whose prefix ties (wherever
+ * names share their first number) the device's rounds leave to the host's
+ * comparison; where -V is the one key the rounds order them by its stream. */
 int gm_records_gpu_auto(const gm_keyspec *ks);
 
 /* For the tests only: a sort reads its inputs in blocks of about bytes (0: a
