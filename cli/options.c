@@ -29,9 +29,9 @@
 enum { NO_ARG, REQUIRED_ARG, OPTIONAL_ARG };
 
 typedef struct cli_option {
-    const char *name;
-    int has_arg;
-    int id;
+    const char *name; /* the long name without "--" (long_options' table) */
+    int has_arg;    /* NO_ARG, REQUIRED_ARG or OPTIONAL_ARG: gm_cli_parse checks it */
+    int id;         /* the short letter or OPT_* code that gm_cli_apply acts on */
     int sorts;      /* one of sort's own options: wins an abbreviation */
 } cli_option;
 

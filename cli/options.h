@@ -13,13 +13,13 @@
 
 typedef struct gm_cli {
     int have_op;    /* a subcommand was given (else the mode comes from -m, -c, -C) */
-    gm_op op;
-    gm_config config;
+    gm_op op;       /* merge, sort or check: operand() or finish() in options.c */
+    gm_config config; /* what the options set (optapply.c, optnum.c); main.c adds the rest */
     gm_keyspec keyspec; /* the order of lines; config.keyspec points here */
     char **files;   /* input names, in order (owned: gm_cli_free) */
-    int nfiles;
+    int nfiles;     /* entries in files: operand() or gm_cli_read_files0 */
     int show_help;  /* --help: print usage, exit 0 */
-    int show_version;
+    int show_version; /* --version: print the version text, exit 0 (optapply.c) */
     char *names0;   /* --files0-from's text, which files[] points into */
     int as_sort;    /* called as gpusort: byte order by default, no subcommands */
 } gm_cli;

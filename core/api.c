@@ -175,15 +175,15 @@ int gm_sort(void *keys, size_t n, gm_width width, const gm_options *opt, size_t 
  * the first key out of order in them (checked against the key before the chunk
  * too), or -1. */
 typedef struct gather_job {
-    const void *const *arrays;
-    const size_t *lens;
+    const void *const *arrays; /* the caller's sorted key arrays (gather_checked's) */
+    const size_t *lens;       /* keys in each array (gather_checked's) */
     const size_t *first_task; /* array i's first task; first_task[k] = all tasks */
     const size_t *offset;     /* array i's place in out */
-    size_t k;
-    gm_width width;
-    int descending;
-    char *out;
-    int64_t *bad; /* per task */
+    size_t k;                 /* arrays to check and gather */
+    gm_width width;           /* the keys' width, the same for every array */
+    int descending;           /* the order expected: gather_checked's desc */
+    char *out;                /* where the arrays go one after another; NULL: check only */
+    int64_t *bad; /* per task: gather_task's first disorder in its chunk, or -1 */
 } gather_job;
 
 /* The index of the first key in [lo, hi) of keys out of order with the one before

@@ -18,7 +18,7 @@
 
 /* What the probe learned, once per process. */
 struct device_facts {
-    int sm_count;
+    int sm_count;                  /* the device's multiprocessors (the probe, device.cu) */
     int arch;                      /* the architecture of the code running: 750, 800, 900 */
     bool dependent_launch;         /* programmatic dependent launches: sm_90 and later */
 };
@@ -34,7 +34,7 @@ extern std::atomic<bool> gm_cuda_touched;
 /* Device allocations released when the scope ends, whatever the path. Each has 16
  * bytes of slack after its last key: the chunked loads copy whole 16-byte chunks. */
 struct device_buffers {
-    std::vector<void *> ptrs;
+    std::vector<void *> ptrs; /* the allocations, freed with it (alloc) */
     device_buffers() = default;
     device_buffers(const device_buffers &) = delete;
     device_buffers &operator=(const device_buffers &) = delete;
@@ -69,8 +69,8 @@ int probed_device_index();
  * thread (the warm start), and a library caller may have chosen another device
  * for its own work. */
 struct on_probed_device {
-    int callers = 0;
-    bool changed = false;
+    int callers = 0;       /* the thread's device before the scope (the constructor) */
+    bool changed = false;  /* the probed device was made current: restore callers */
     on_probed_device()
     {
         const int want = probed_device_index();
@@ -92,6 +92,7 @@ int check_fits(size_t need, gm_status *st);
 
 /* Events for the stages of one job, destroyed with it. */
 struct event_set {
+    /* before and after the copy in, before and after the copy out (create; device_job) */
     cudaEvent_t e[4] = { nullptr, nullptr, nullptr, nullptr };
     event_set() = default;
     event_set(const event_set &) = delete;
@@ -120,11 +121,11 @@ double elapsed_seconds(cudaEvent_t a, cudaEvent_t b);
  * partner for ping-pong passes), co-rank scratch, and the timed copies in and out.
  * Everything is released when it goes out of scope. */
 template <typename K> struct device_job {
-    device_buffers mem;
-    event_set ev;
-    K *keys = nullptr, *other = nullptr;
-    int64_t *coranks = nullptr;
-    cudaStream_t s = 0;
+    device_buffers mem;                /* the job's device allocations (start) */
+    event_set ev;                      /* the copies' timing events (start, finish) */
+    K *keys = nullptr, *other = nullptr; /* the keys and their ping-pong partner (start) */
+    int64_t *coranks = nullptr;        /* co-rank scratch of ncor entries (start) */
+    cudaStream_t s = 0;                /* the stream the job runs on: the default one */
 
     /* Checks that 2 n keys, ncor co-ranks and extra bytes fit, allocates the first
      * three, and copies the host's keys in. */

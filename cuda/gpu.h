@@ -20,11 +20,11 @@ extern "C" {
 #endif
 
 typedef struct gm_gpu_info {
-    char name[256];
-    int sm_count;
-    int cc_major, cc_minor;
+    char name[256];   /* the device's name (gm_gpu_probe, device.cu) */
+    int sm_count;     /* its multiprocessors (gm_gpu_probe) */
+    int cc_major, cc_minor; /* its compute capability (gm_gpu_probe) */
     int index;        /* the device's number among those CUDA sees */
-    size_t free_bytes, total_bytes;
+    size_t free_bytes, total_bytes; /* its free and total memory at the probe (gm_gpu_probe) */
     char detail[256]; /* after a failed probe: the CUDA error behind the message, by
                          name and CUDA's own words (for -v); else empty */
     double seconds;   /* how long the probe took: CUDA's initialisation and the
@@ -33,10 +33,12 @@ typedef struct gm_gpu_info {
 
 /* Stage times of one GPU operation, in seconds. */
 typedef struct gm_gpu_times {
+    /* copying in, in the kernels, copying out (device_job::finish, text.cu, records.cu,
+       resident.cu) */
     double h2d, kernel, d2h;
     double parse, format; /* gm_gpu_sort_text: the parse and format kernels (in kernel) */
     int passes;          /* merge passes run (sort: after the block sort) */
-    gm_kernel kernel_used;
+    gm_kernel kernel_used; /* the merge kernel AUTO came to (merge.cu, sort.cu, text.cu) */
 } gm_gpu_times;
 
 /* Descriptors CUDA's start-up opens on a machine with one GPU (the driver's
@@ -145,24 +147,24 @@ typedef int (*gm_read_fn)(void *ctx, void *dst, size_t len, gm_status *st);
 
 typedef struct gm_text_job {
     const char *text;   /* host memory, any kind (copied through pinned staging) */
-    size_t len;
+    size_t len;         /* text's bytes (the caller: core/stream/textsort.c) */
     char eol;           /* '\n', or '\0' for -z */
-    int reverse, unique;
-    gm_kernel kernel;
+    int reverse, unique; /* -r: descending; -u: the first of equal keys only (the caller) */
+    gm_kernel kernel;   /* the merge kernel asked for; AUTO: the device's choice */
     int canonical;      /* only canonical integers ([-]digits, no leading zero, no
                            "-0", nothing around them, no blank line): any other line
                            is declined as one that is not an integer */
     gm_copy_fn copy;    /* NULL: memcpy */
-    void *copy_ctx;
-    gm_text_sink sink;
-    void *sink_ctx;
+    void *copy_ctx;     /* copy's argument (the caller) */
+    gm_text_sink sink;  /* takes the formatted output in pieces (the caller) */
+    void *sink_ctx;     /* sink's argument (the caller) */
 } gm_text_job;
 
 typedef struct gm_text_result {
     int64_t keys;       /* keys parsed */
     int64_t written;    /* keys handed to the sink (fewer with unique) */
     uint64_t bytes;     /* bytes handed to the sink */
-    gm_width width;
+    gm_width width;     /* the keys' width as parsed (gm_gpu_sort_text) */
     double sink;        /* seconds spent in the sink */
 } gm_text_result;
 
@@ -185,13 +187,13 @@ typedef struct gm_gpu_rec_job {
     const unsigned char *const *text;  /* the blocks, host memory: whole lines, each
                                           ending with ks->eol */
     const size_t *len;                 /* each block's bytes */
-    int nblocks;
+    int nblocks;                       /* the blocks in text and len (core/device/recgpu.c) */
     uint64_t lines;                    /* the lines of all blocks (counted by the caller) */
     int refine;                        /* one key with the last resort after it (no -s,
                                           -u): where every prefix is exact, equal ones are
                                           ordered by the lines' first eight bytes too */
     gm_copy_fn copy;                   /* NULL: memcpy (into the staging ring) */
-    void *copy_ctx;
+    void *copy_ctx;                    /* copy's argument (the caller) */
     uint64_t *recs;                    /* out, 2 * lines: core/read/lines.h's gm_rec (prefix,
                                           reference) of each line, in the device's order */
     unsigned char *tied;               /* out, lines: 1 where a record's sort key (the
@@ -224,13 +226,14 @@ typedef struct gm_gpu_lines_job {
     uint64_t bytes;             /* the text: whole lines, each ending with ks->eol */
     uint64_t lines_hint;        /* about how many lines (0: unknown): a text plainly too
                                    large for the device is declined before it is read */
-    gm_read_fn read;
-    void *read_ctx;
+    gm_read_fn read;            /* fills staging with the input's next bytes (the caller:
+                                   core/records/recdevsort.c) */
+    void *read_ctx;             /* read's argument (the caller) */
     size_t ties_max;            /* the most bytes of tied lines ties may take */
-    gm_ties_fn ties;
-    void *ties_ctx;
-    gm_text_sink sink;
-    void *sink_ctx;
+    gm_ties_fn ties;            /* orders the runs of ties the device cannot (the caller) */
+    void *ties_ctx;             /* ties' argument (the caller) */
+    gm_text_sink sink;          /* takes the sorted lines in pieces (the caller) */
+    void *sink_ctx;             /* sink's argument (the caller) */
 } gm_gpu_lines_job;
 
 typedef struct gm_gpu_lines_result {

@@ -115,9 +115,9 @@ int merge_pairs_on_device(const K *keys, const V *vals, int64_t m, int64_t n, K 
  * runs of run[i] keys, ways[i] (2 or 4) at a time. */
 struct sort_plan {
     static constexpr int MAX_PASSES = 64; /* two-way passes of 2^64 keys */
-    int passes;
-    int ways[MAX_PASSES];
-    int64_t run[MAX_PASSES];
+    int passes;              /* merge passes after the block sort (plan_sort, sort.cu) */
+    int ways[MAX_PASSES];    /* pass i's runs merged at a time: 2 or 4 (plan_sort) */
+    int64_t run[MAX_PASSES]; /* pass i's run length, in keys (plan_sort) */
 };
 template <typename K> sort_plan plan_sort(gm_kernel kernel, int64_t n);
 

@@ -14,12 +14,12 @@ constexpr int WAYS = 4;
 /* A four-way pass of the sort: runs of run_len keys (the last may
  * be short), merged in groups of four; every run is sampled each `stride` keys. */
 struct multi_desc {
-    int64_t n, run_len;
+    int64_t n, run_len;        /* keys in the array, and in each run (multi_pass_desc) */
     int64_t groups;            /* ceil(runs / 4) */
     int64_t stride;            /* sample stride: a quarter chunk */
     int64_t samples_per_run;   /* of a full run */
     int64_t entries_per_group; /* splits listed per group: 4 samples_per_run + 1 */
-    int64_t blocks_per_group;
+    int64_t blocks_per_group;  /* blocks launched per group, gaps each (multi_pass_desc) */
     int gaps;                  /* sample gaps a block walks (choice::MULTI_GAPS) */
 };
 

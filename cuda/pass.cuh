@@ -28,10 +28,10 @@ struct pass_desc {
                               else exact */
     bool dependent;        /* the merge kernel launched as dependent on the partition
                               (see gm_after_previous in check.cuh) */
-    int64_t npairs;
+    int64_t npairs;        /* pairs of runs merged (merge_pass, or its caller when run_len == 0) */
     int64_t tile;          /* output keys per tile */
     int64_t tiles_per_pair;/* run_len > 0: tiles of every full pair */
-    int64_t ntiles;
+    int64_t ntiles;        /* tiles of the whole pass, one block each (merge_pass) */
 };
 
 /* Where pair p lies: a = [lo, mid), b = [mid, hi). */
@@ -83,7 +83,7 @@ struct tile_place {
     int64_t lo, mid, hi; /* the pair */
     int64_t k0, k1;      /* this tile's outputs, relative to lo */
     int64_t g;           /* tile index */
-    bool last_of_pair;
+    bool last_of_pair;   /* the tile ends its pair's output (place_tile) */
 };
 
 __device__ inline tile_place place_tile(const pass_desc &d, int64_t g)

@@ -214,13 +214,13 @@ GM_HD void rec_refine_one(const u64 *ends, const u64 *pfx, const u64 *key, const
 /* cub::DeviceSelect's predicate over byte offsets: the byte is a terminator;
  * and the same as a count, for cub::DeviceReduce. */
 struct rec_is_eol {
-    const unsigned char *text;
-    unsigned char eol;
+    const unsigned char *text; /* the job's text on the device (rec_find_lines) */
+    unsigned char eol;         /* the line terminator (rec_find_lines) */
     __device__ bool operator()(u64 i) const { return text[i] == eol; }
 };
 struct rec_eol_count {
-    const unsigned char *text;
-    unsigned char eol;
+    const unsigned char *text; /* the job's text on the device (rec_count_lines) */
+    unsigned char eol;         /* the line terminator (rec_count_lines) */
     __device__ u64 operator()(u64 i) const { return text[i] == eol; }
 };
 /* A tie flag as a count, for cub::DeviceReduce. */

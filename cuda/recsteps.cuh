@@ -17,12 +17,14 @@ constexpr int REC_THREADS = 256;
  * sorted records and their tie flags; the key specification, the map from text
  * offsets to host addresses (bstart, hbase) and the inexact flag. */
 struct rec_buffers {
-    gm_keyspec *ks = nullptr;
+    gm_keyspec *ks = nullptr; /* the key specification, on the device (rec_alloc, rec_tables) */
+    /* the terminators' offsets, the sort's keys in two buffers (cub's ping-pong), the
+     * prefixes by line (head8), the sorted records (rec_alloc; the kernels fill them) */
     u64 *ends = nullptr, *k0 = nullptr, *k1 = nullptr, *pfx = nullptr, *recs = nullptr;
-    u64 *bstart = nullptr, *hbase = nullptr;
-    uint32_t *v0 = nullptr, *v1 = nullptr;
-    unsigned char *exact = nullptr, *tied = nullptr;
-    int *inexact = nullptr;
+    u64 *bstart = nullptr, *hbase = nullptr; /* text offset to host address (rec_tables) */
+    uint32_t *v0 = nullptr, *v1 = nullptr;  /* the sort's values, line indices (rec_alloc) */
+    unsigned char *exact = nullptr, *tied = nullptr; /* exactness by line, records' ties */
+    int *inexact = nullptr;                 /* 1: some prefix is not exact (rec_prefix_kernel) */
 };
 
 /* Blocks of REC_THREADS for a grid-stride loop over n items. */

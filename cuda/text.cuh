@@ -19,10 +19,10 @@ typedef unsigned long long u64;
  * holds the input, then the output (canonical lines are never longer than the
  * lines they come from, and one eol more fits in the padding). */
 struct text_job {
-    device_buffers mem;
-    cudaStream_t s = nullptr;
+    device_buffers mem;   /* the job's device buffers (text_begin and the steps after it) */
+    cudaStream_t s = nullptr; /* the job's stream (text_begin) */
     char *text = nullptr; /* cap bytes; zeros after the text */
-    size_t len = 0, cap = 0;
+    size_t len = 0, cap = 0; /* the text's bytes, and text's with the padding (text_begin) */
     bool canonical = false; /* only canonical integers: any other line is declined */
     text_job() = default;
     text_job(const text_job &) = delete;
@@ -37,10 +37,11 @@ struct text_job {
 /* What the parser found. keys and other (room for bound keys of either width, so
  * the sort can ping-pong) are device buffers of the job. */
 struct text_parsed {
-    int64_t lines = 0, nkeys = 0;
-    gm_width width = GM_I32;
+    int64_t lines = 0, nkeys = 0; /* lines parsed, keys among them (text_parse, close_gaps) */
+    gm_width width = GM_I32;  /* the keys' width: GM_I64 once one needs it (text_parse) */
     int64_t bad_line = 0; /* 1-based; 0: none */
-    int bad_range = 0;
+    int bad_range = 0;    /* the bad line is an integer out of range (text_parse) */
+    /* the keys and their partner (text_parse; close_gaps swaps them) */
     void *keys = nullptr, *other = nullptr;
     int64_t bound = 0;    /* the buffers' room, in keys */
 };

@@ -29,11 +29,12 @@
 
 enum { OVERSAMPLE = 16, MAX_BLOCK = 4 << 20 };
 
+/* One sampled line start of an input; all fields set by take_samples. */
 struct msample {
-    unsigned char *line;
-    size_t len;
-    uint64_t input, off;
-    int64_t weight;
+    unsigned char *line;  /* a copy of the line, from gm_mpi_line_at */
+    size_t len;           /* its length */
+    uint64_t input, off;  /* which input and the byte offset: ties break by position */
+    int64_t weight;       /* bytes from it to the next sample (or the input's end) */
 };
 
 static int msample_cmp(const void *a, const void *b, void *ctx)

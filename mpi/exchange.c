@@ -140,8 +140,9 @@ static unsigned char *map_spool(gm_mpi_spool *sp, int64_t len, gm_status *st)
 /* The mappings of one exchange: the rank's sorted lines, read; one spool per
  * source, written. */
 struct maps {
-    unsigned char *local, **to;
-    int64_t local_len;
+    unsigned char *local, **to; /* the local lines, and per source its spool (NULL where
+                                 * a view is read instead); maps_open */
+    int64_t local_len;          /* bytes mapped at local, for munmap; maps_open */
 };
 
 static int maps_open(gm_mpi *m, const gm_mpi_input *local, gm_mpi_exchange *x, struct maps *mp,

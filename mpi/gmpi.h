@@ -31,15 +31,19 @@
 
 /* One job over the ranks, and what -v reports of it per rank. */
 typedef struct gm_mpi {
-    MPI_Comm comm;
-    int rank, size;
-    const gm_config *cfg;
-    const gm_keyspec *ks;
-    int nthreads;
-    size_t budget;
+    MPI_Comm comm;          /* the job's communicator; gm_mpi_run (run.c) */
+    int rank, size;         /* this rank, and how many; gm_mpi_run */
+    const gm_config *cfg;   /* the command line's options; gm_mpi_run */
+    const gm_keyspec *ks;   /* cfg's keys, the order every phase compares by; gm_mpi_run */
+    int nthreads;           /* threads per rank (cfg's or the CPUs'); gm_mpi_run */
+    size_t budget;          /* memory per rank: -S or the default, at least MIN_BUDGET (run.c) */
     /* -v */
+    /* bytes read (localsort.c, comerge.c), sent and received (exchange.c), written
+     * (output.c) */
     double bytes_read, bytes_sent, bytes_recv, bytes_out;
     double bytes_msg;       /* of bytes_recv, those that came by messages */
+    /* seconds per phase, added by samplesort.c and comerge.c; t_read by localsort.c,
+     * t_write by output.c */
     double t_read, t_sort, t_sample, t_exchange, t_merge, t_write;
     double t_copy, t_pages; /* of the exchange: messages, waiting for spools' pages */
     int rounds;             /* of the exchange */
@@ -48,17 +52,17 @@ typedef struct gm_mpi {
     /* rank 0: -o's file beside the target, made ahead (gm_mpi_output_ahead) */
     char *out_tmp;
     pthread_t out_thread;   /* makes its pages (out_thread_on) */
-    int out_thread_on;
+    int out_thread_on;      /* out_thread was started; gm_mpi_output_ahead (output.c) */
     int out_reserved;       /* the thread made them all */
     int64_t out_bytes;      /* how many it makes */
 } gm_mpi;
 
 /* One input seen by every rank: a regular file and its size (rank 0's). */
 typedef struct gm_mpi_input {
-    const char *name;
-    char shown[512];
-    int fd;
-    int64_t size;
+    const char *name;   /* as given on the command line; gm_mpi_inputs (ranges.c) */
+    char shown[512];    /* the name as messages quote it; gm_mpi_inputs */
+    int fd;             /* open for reading, or -1; gm_mpi_inputs (or a spool's, for a view) */
+    int64_t size;       /* bytes, rank 0's size broadcast to all; gm_mpi_inputs */
     int64_t base;   /* its first byte's offset in the inputs' concatenation */
 } gm_mpi_input;
 
@@ -116,9 +120,10 @@ int gm_mpi_disorder(gm_status *st, gm_code code, const gm_mpi_input *in, char eo
 /* Where a rank's output goes before it is placed: a spool file (in memory when
  * a quarter of the budget, else in -T), written through a gm_recsink. */
 typedef struct gm_mpi_spool {
-    int fd;
+    int fd;              /* a memfd or a temporary file; gm_mpi_spool_open, gm_mpi_by_gm_run */
     char *path;          /* a temporary file's, or NULL (in memory) */
-    int64_t bytes;
+    int64_t bytes;       /* bytes written; the sink's writer (gm_mpi_merge_into, sort_into,
+                          * the exchange) */
     int64_t skip;        /* bytes at its start that are not output */
 } gm_mpi_spool;
 
@@ -169,7 +174,7 @@ typedef struct gm_mpi_exchange {
     int64_t *expect;        /* bytes each source sends here */
     int64_t *cursor;        /* the next byte to send to each rank */
     pthread_t ahead;        /* makes the spools' pages ahead (ahead_on) */
-    int ahead_on;
+    int ahead_on;           /* ahead was started; gm_mpi_exchange_ahead (exchange.c) */
     int64_t ahead_each;     /* the bytes it makes in each spool */
     int ahead_spools;       /* in the first this many spools */
     int ahead_me;           /* the rank, for the thread */

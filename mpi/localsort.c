@@ -38,13 +38,13 @@ enum { MIN_BLOCK = 64 << 10, OUT_BUFFER = 4 << 20, DEFAULT_FAN_IN = 16 };
 
 /* The rank's lines while they are read and sorted. */
 struct sorter {
-    gm_mpi *m;
-    gm_lines_block **blocks;
-    int nblocks, cap;
-    size_t bytes;
-    gm_recs recs;
-    gm_recrun *runs;
-    int nruns, runs_cap;
+    gm_mpi *m;                /* the job; gm_mpi_local_sort */
+    gm_lines_block **blocks;  /* the chunk's blocks, referenced; chunk_add, chunk_drop */
+    int nblocks, cap;         /* blocks held, and room for; chunk_add */
+    size_t bytes;             /* the blocks' bytes, against the budget; chunk_add */
+    gm_recs recs;             /* a record per line of the blocks; chunk_add (gm_lines_split) */
+    gm_recrun *runs;          /* the runs spilled so far; spill */
+    int nruns, runs_cap;      /* runs written, and room for; spill */
 };
 
 static void chunk_drop(struct sorter *so)

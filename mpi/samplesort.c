@@ -62,15 +62,19 @@ static int range_starts(gm_mpi *m, gm_mpi_input *ins, int nins, int64_t *starts,
 
 enum { OVERSAMPLE = 8 }; /* samples a rank gives, per rank */
 
+/* A sample (and a splitter) as every rank sorts them; unpacked by splitters. */
 struct sample {
-    const unsigned char *line;
-    size_t len;
-    uint64_t rank, off;
+    const unsigned char *line;  /* its bytes, in the gathered pool */
+    size_t len;                 /* their length */
+    uint64_t rank, off;         /* the rank that took it and the offset in its sorted lines:
+                                 * the position that breaks ties */
 };
 
+/* A sample's header in the gathered bytes, its line following, padded to 8 bytes;
+ * written by pack_samples. */
 struct sample_head {
-    uint32_t rank, len;
-    uint64_t off;
+    uint32_t rank, len;         /* the sampling rank, and the line's length */
+    uint64_t off;               /* the line's offset in that rank's sorted lines */
 };
 
 static int sample_cmp(const void *a, const void *b, void *ctx)

@@ -66,7 +66,7 @@ typedef struct gm_config {
                            context destroyed now, timed, not in exit's handlers) */
     /* Where the core's messages go (no trailing newline in text); NULL: nowhere. */
     void (*message)(void *ctx, gm_message kind, const char *text);
-    void *message_ctx;
+    void *message_ctx;  /* message's first argument, the front end's own (localsort.c) */
 } gm_config;
 
 #ifdef __cplusplus

@@ -19,10 +19,10 @@
 enum { GM_PAGES_COPY_PIECE = 1 << 20 };
 
 typedef struct gm_pages_copy_job {
-    char *dst;
-    const char *src;
-    size_t len;
-    int pieces;
+    char *dst;         /* where the bytes go (gm_pages_copy_plan's dst) */
+    const char *src;   /* where they come from (gm_pages_copy_plan's src) */
+    size_t len;        /* bytes to copy, cut into pieces by gm_pages_copy_range */
+    int pieces;        /* pieces of about GM_PAGES_COPY_PIECE, at most gm_pages_copy_plan's most */
 } gm_pages_copy_job;
 
 void gm_pages_copy_plan(gm_pages_copy_job *c, void *dst, const void *src, size_t len, int most);

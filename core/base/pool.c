@@ -20,19 +20,19 @@
 enum { MAX_WORKERS = 1024 };
 
 struct pool_job {
-    gm_task_fn fn;
-    void *ctx;
-    int ntasks;
+    gm_task_fn fn;   /* gm_parallel_for's fn, called once per task */
+    void *ctx;       /* fn's first argument (gm_parallel_for's ctx) */
+    int ntasks;      /* tasks numbered [0, ntasks), shared by the caller and helpers */
     int next;    /* next task (atomic) */
     int helpers; /* workers wanted: those with index < helpers join */
 };
 
 static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done;
-    int nworkers;
+    pthread_mutex_t lock; /* guards the fields below (forget_workers renews it in a child) */
+    pthread_cond_t wake, done; /* wake: a new job for the workers; done: pending fell to 0 */
+    int nworkers;        /* workers started by grow (detached, they never end) */
     unsigned gen;        /* bumped for every job */
-    struct pool_job *job;
+    struct pool_job *job; /* gm_parallel_for's current job, NULL between jobs */
     int pending;         /* workers still inside the current job */
     int busy;            /* a job is running */
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,

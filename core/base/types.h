@@ -34,9 +34,9 @@ int gm_fail(gm_status *st, gm_code code, const char *fmt, ...)
 
 /* A plain array of keys. data is owned by whoever filled it in. */
 typedef struct gm_keys {
-    void *data;
-    int64_t n;
-    gm_width width;
+    void *data;     /* n keys of width bytes each, set by the filler (keybuf.c, api.c) */
+    int64_t n;      /* keys in data */
+    gm_width width; /* int32 or int64: how data is read; the sorts and runs keep it */
 } gm_keys;
 
 /* The GPU merge kernels (--kernel). */

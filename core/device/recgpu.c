@@ -22,20 +22,20 @@
 
 /* A run of equal sort keys, sorted after the parallel pass. */
 struct big_run {
-    size_t at, n;
+    size_t at, n; /* the run is records [at, at + n) of a (ties_slice finds it) */
 };
 
 enum { BIG_PER_SLICE = 4 };
 
 struct ties_job {
-    const gm_sortctx *c;
-    gm_rec *a;
-    const unsigned char *tied;
-    size_t n, big;
-    int slices;
-    struct big_run bigs[GM_RECSORT_SLICES][BIG_PER_SLICE];
-    int nbig[GM_RECSORT_SLICES];
-    int failed;
+    const gm_sortctx *c;        /* the order the ties are sorted by (gm_recgpu_ties') */
+    gm_rec *a;                  /* the records the GPU sorted, sorted further in place */
+    const unsigned char *tied;  /* tied[i]: record i's sort key equals record i - 1's */
+    size_t n, big;              /* records in a; a run longer than big waits in bigs */
+    int slices;                 /* ties_slice's tasks, chosen by gm_recgpu_ties */
+    struct big_run bigs[GM_RECSORT_SLICES][BIG_PER_SLICE]; /* slice s's big runs (ties_slice) */
+    int nbig[GM_RECSORT_SLICES]; /* entries of bigs[s], set by ties_slice */
+    int failed;                 /* a slice ran out of memory (set atomically by ties_slice) */
 };
 
 /* The runs that begin in slice s: a run begins where tied is 0 and goes on over

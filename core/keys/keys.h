@@ -55,11 +55,11 @@ enum {
  * (-k 2.3 is sword 1, schar 2). eword SIZE_MAX: to the end of the line; echar 0:
  * to the end of field eword. */
 typedef struct gm_keydef {
-    size_t sword, schar;
-    size_t eword, echar;
+    size_t sword, schar; /* POS1's field and character (gm_keyspec_parse_key, _obsolete) */
+    size_t eword, echar; /* POS2's field and character, or the line's end as above */
     int skipsblanks;  /* 'b' on POS1 (or -b inherited) */
     int skipeblanks;  /* 'b' on POS2 (or -b inherited) */
-    gm_order order;
+    gm_order order;   /* its letters' order (gm_keydef_set_letters), or the global one */
     int fold;         /* 'f': lower case compared as upper case */
     int ignore;       /* 'd' or 'i': GM_IGNORE_DICT or GM_IGNORE_PRINT */
     int reverse;      /* 'r' */
@@ -72,8 +72,8 @@ typedef struct gm_keydef {
  * gm_keyspec_parse_key for each -k, the global flags set in the fields, then
  * gm_keyspec_finish), read by every path that compares lines. */
 typedef struct gm_keyspec {
-    gm_keydef keys[GM_MAX_KEYS];
-    int nkeys;
+    gm_keydef keys[GM_MAX_KEYS]; /* the -k keys in order (append_key), or finish's one */
+    int nkeys;        /* keys in use: append_key, gm_keyspec_finish */
     int tab;          /* -t's byte, or -1: fields begin at the blanks before them */
     /* global options, inherited by keys without flags of their own */
     gm_order order;   /* -n, -g, -h, -M, -R, -V, or GM_ORDER_BYTES when none was given */

@@ -22,9 +22,9 @@ typedef unsigned char uc;
 /* A number as -n reads it: the integer digits without leading zeros, the
  * fraction digits without trailing zeros; zero has neither and is never neg. */
 typedef struct num {
-    const uc *ip, *fp;
-    size_t il, fl;
-    int neg;
+    const uc *ip, *fp; /* the integer and the fraction digits in s (num_parse) */
+    size_t il, fl;     /* their lengths, separators counted in il (num_parse) */
+    int neg;           /* a '-' came before a nonzero number (num_parse) */
     int seps; /* thousands separators among the integer digits (keyprefix.h) */
 } num;
 

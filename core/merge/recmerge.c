@@ -24,15 +24,15 @@
 enum { PART_MIN = 1 << 14 }; /* a merge round is cut into parts from this size */
 
 struct msrc {
-    gm_lines_src *src;
-    gm_lines_block *block;
-    gm_recs recs;
-    size_t pos;
+    gm_lines_src *src;     /* the source, opened by the caller (gm_recmerge, gm_reccheck) */
+    gm_lines_block *block; /* the text block being merged, NULL past the end (next_block) */
+    gm_recs recs;          /* block's records, split by next_block */
+    size_t pos;            /* records of recs already merged (merge_round) */
     int64_t line_base;     /* lines before the current block */
     gm_rec prev;           /* the previous block's last line (have_prev) */
-    int have_prev;
-    unsigned char *prev_buf;
-    size_t prev_cap;
+    int have_prev;         /* prev holds a line: keep_prev kept one */
+    unsigned char *prev_buf; /* prev's bytes, copied by keep_prev (the block is recycled) */
+    size_t prev_cap;       /* prev_buf's size, grown by keep_prev */
 };
 
 /* "FILE:LINE: disorder: TEXT" for record i of m's block, the line's bytes as
@@ -129,17 +129,17 @@ int gm_reccheck(const gm_recmerge_opts *o, gm_lines_src *src, int strict, gm_sta
 
 /* A merge round's view of one source: its records up to the round's bound. */
 struct seg {
-    const gm_rec *r;
-    size_t n;
+    const gm_rec *r;     /* the source's first record not yet merged (merge_round) */
+    size_t n;            /* its records up to the round's bound (merge_round) */
 };
 
 struct round {
-    const gm_keyspec *ks;
-    int k;
+    const gm_keyspec *ks; /* the order (gm_recmerge's o->ks) */
+    int k;               /* sources merged (gm_recmerge's k) */
     struct seg *seg;     /* k */
     size_t *cut;         /* (parts + 1) x k: where part j begins in source i */
-    int parts;
-    gm_rec *out;
+    int parts;           /* parts merged in parallel, chosen by merge_round */
+    gm_rec *out;         /* the round's merged records, merge_round's buffer */
 };
 
 /* Whether record a of source i comes before record b of source j: the order,
@@ -169,10 +169,10 @@ static size_t count_before(const gm_keyspec *ks, const gm_rec *a, size_t n, int 
 
 /* A binary heap of the sources with records left in a part, the first on top. */
 struct part_heap {
-    const struct round *rd;
-    const size_t *pos;
-    int *h;
-    int n;
+    const struct round *rd; /* the round whose part is merged (round_part) */
+    const size_t *pos;   /* each source's next record in the part (round_part's pos) */
+    int *h;              /* the heap: sources by their next record, the first at h[0] */
+    int n;               /* sources in h, fewer as round_part empties them */
 };
 
 static int heap_before(const struct part_heap *hp, int a, int b)

@@ -17,10 +17,10 @@
 
 /* How the sources are read and checked. */
 typedef struct gm_recmerge_opts {
-    const gm_keyspec *ks;
+    const gm_keyspec *ks; /* the order of lines (gm_records_merge_opts, recsrc.c) */
     size_t block;     /* bytes read from a source at a time */
     int check_order;  /* a source out of order is an error (inputs, not runs) */
-    int nthreads;
+    int nthreads;     /* threads for splitting, checking and each round's parts */
 } gm_recmerge_opts;
 
 /* Merges the k sources (opened; read to their ends, not closed) into sink,

@@ -22,8 +22,8 @@
 #include "base/config.h"
 
 typedef struct gm_plan {
-    gm_op op;
-    int ninputs;
+    gm_op op;               /* the work planned: merge, sort or check (gm_plan_make) */
+    int ninputs;            /* the input names given (gm_plan_make's nnames) */
     int threads;            /* the integer path's: --parallel or the cores, as many
                              * as the budget's share pays the stacks of */
     size_t budget;          /* bytes (-S, or gm_default_budget) */

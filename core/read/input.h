@@ -52,9 +52,9 @@ struct gm_input {
                           * the file's end */
 
     /* Reading (reader.c). */
-    struct gm_reader *rd;
+    struct gm_reader *rd; /* the reader and its slots (gm_input_start), NULL: not started */
     struct gm_input_prefix { /* bytes read from fd before (gm_input_set_prefix): */
-        char *buf;
+        char *buf;       /* gm_buf_alloc'd, owned here (gm_input_set_prefix), NULL: none */
         size_t at, end;  /* [at, end) are handed out first */
         size_t freed;    /* where its memory is still held from */
     } prefix;
@@ -63,21 +63,21 @@ struct gm_input {
 
     /* Parsing (input.c, parse.c), carried across blocks. */
     int64_t line;        /* lines before the next block */
-    int have_prev;
+    int have_prev;       /* prev holds a key (check_chunks, input.c) */
     int64_t prev;        /* last key (order checks across blocks) */
     int eof;             /* the last block has been parsed */
     struct gm_input_work { /* the last block's chunks and their line-indexed
                             * int32 staging area, kept for the next block */
-        struct gm_chunk *chunks;
-        int nchunks, chunk_cap;
-        int32_t *stage;
-        int64_t stage_cap;
+        struct gm_chunk *chunks;  /* the block cut at line boundaries (split_block, input.c) */
+        int nchunks, chunk_cap;   /* chunks in use, and room for them (split_block) */
+        int32_t *stage;           /* keys bound for an int64 key buffer (stage_room) */
+        int64_t stage_cap;        /* keys stage has room for (stage_room) */
     } work;
 };
 
 /* What gm_input_parse_block checks beside the syntax. */
 typedef struct gm_parse_opts {
-    int nthreads;
+    int nthreads;   /* pool threads the parse runs on (the stream callers' s->nthreads) */
     int ordered;    /* report a key that breaks the order below as a disorder */
     int64_t mask;   /* 0 ascending, -1 descending (see corank.h) */
     int strict;     /* with ordered: equal neighbours are a disorder too (-u) */

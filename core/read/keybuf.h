@@ -15,10 +15,10 @@
  * gm_buf_alloc. limit (keys, 0: none) caps how far a doubling grows it, so a
  * budget is not overshot by more than one block's keys. */
 typedef struct gm_keybuf {
-    void *data;
-    int64_t n, cap;
-    int64_t limit;
-    gm_width width;
+    void *data;        /* the keys, int32 or int64 by width (gm_keybuf_reserve) */
+    int64_t n, cap;    /* keys held (the parser, input.c) and room (gm_keybuf_reserve) */
+    int64_t limit;     /* growth cap in keys, 0: none (set by the owner, streamsort.c) */
+    gm_width width;    /* GM_I32 until a wide key arrives (gm_keybuf_reserve) */
 } gm_keybuf;
 
 /* Makes room for extra more keys of width at least w (widening the held keys when

@@ -178,8 +178,8 @@ void gm_lines_close(gm_lines_src *s)
 
 /* The block's terminators counted a UNIT at a time as the parallel pread reads it. */
 struct count_job {
-    const unsigned char *block;
-    unsigned char eol;
+    const unsigned char *block; /* the block being read, from its start (fill) */
+    unsigned char eol;     /* the line terminator counted (fill, from s->eol) */
     uint32_t *counts;      /* per UNIT of the block from its start, or NULL */
     int progress;          /* each unit's bytes go to --progress as they arrive, */
     size_t at;             /* those from here: the carry before it was counted */

@@ -30,13 +30,13 @@
 enum { GM_LINES_UNIT = 1 << 20 };
 
 typedef struct gm_lines_block {
-    int refs;
+    int refs;            /* holders; 1 at gm_lines_read, changed by gm_lines_block_(un)ref */
     size_t len;          /* bytes of lines, each with its terminator */
     size_t cap;          /* bytes of data's buffer */
     unsigned char *data; /* gm_buf_alloc'd */
     uint32_t *counts;    /* NULL, or the terminators in each GM_LINES_UNIT of data,
                           * counted as it was read (the split's first pass) */
-    size_t ncounts;
+    size_t ncounts;      /* units in counts: len's GM_LINES_UNITs (gm_lines_read) */
 } gm_lines_block;
 
 void gm_lines_block_ref(gm_lines_block *b);
@@ -77,7 +77,7 @@ static inline size_t gm_rec_len(const gm_rec *r, char eol)
 
 /* A growable array of records (gm_buf_alloc'd). */
 typedef struct gm_recs {
-    gm_rec *r;
+    gm_rec *r;   /* the records, gm_buf_alloc'd (gm_recs_reserve); filled by their maker */
     size_t n;    /* records held */
     size_t cap;  /* records r has room for */
     size_t most; /* 0, or the records a doubling grows to at most (a chunk's
@@ -95,18 +95,18 @@ typedef struct gm_lines_src {
     char shown[512];  /* the name as messages show it */
     int fd;           /* -1 once closed */
     int own_fd;       /* close fd at the end */
-    char eol;
+    char eol;         /* the line terminator (src_init, from the keyspec's eol) */
     int regular;      /* read with preads from off, left bytes known */
-    int64_t off, left;
+    int64_t off, left; /* next offset and bytes still to read (src_init, fill, gm_lines_range) */
     int range;        /* left ends a range before the file's end (gpumerge-mpi's
                          share of a file): its size is not checked there */
     int eof;          /* nothing more to read from fd */
     int done;         /* the last block has been handed out */
     unsigned char *carry; /* a partial line read after the last block's end */
-    size_t carry_len, carry_cap;
+    size_t carry_len, carry_cap; /* carry's bytes and room (keep_carry) */
     int64_t bytes;    /* bytes handed out */
     unsigned char *spare; /* a used block's buffer, for the next block */
-    size_t spare_cap;
+    size_t spare_cap; /* spare's room (gm_lines_recycle) */
     int64_t line0;    /* lines of the input before the first read here (messages) */
     int64_t eols;     /* terminators read here (the line number of a too-long line) */
     size_t line_max;  /* the longest line read (bytes before its end), 0: any */
@@ -115,7 +115,7 @@ typedef struct gm_lines_src {
     int64_t block_line; /* line0 and the lines handed out before the last block */
     const gm_config *watch; /* the run whose default -n checks the lines for a
                                number (numwarn.h), NULL: none; and the key */
-    int watch_key;
+    int watch_key;    /* the key checked, or -1 (gm_numwarn_watch) */
 } gm_lines_src;
 
 /* Opens name ("-": standard input) for reading as gm_input_open does. Returns

@@ -22,14 +22,14 @@
 enum { SPLIT_PIECE = 256 << 10 }; /* a block not counted is split this much a task */
 
 struct split_job {
-    const gm_keyspec *ks;
-    const unsigned char *data;
-    size_t len;
-    unsigned char eol;
-    int pieces;
+    const gm_keyspec *ks;  /* the keys whose prefixes are made (split) */
+    const unsigned char *data; /* the block's lines (split, from b->data) */
+    size_t len;        /* the block's bytes */
+    unsigned char eol; /* the line terminator (the keyspec's) */
+    int pieces;        /* tasks the block is cut into (split: a unit counted, or by size) */
     size_t *bound;  /* pieces + 1 line starts */
     size_t *count;  /* lines per piece, then the first record's index */
-    gm_rec *out;
+    gm_rec *out;       /* where the records go: v's free tail (split) */
     gm_fieldnum quick; /* the first key's quick prefix, where it applies */
     int check;         /* the key checked for a number (numwarn.h), or -1 */
     uint64_t zero;     /* the prefix of a first key that holds no number or zero */
@@ -156,11 +156,11 @@ int gm_lines_split_checked(const gm_lines_src *s, const gm_keyspec *ks, const gm
 }
 
 struct count_all {
-    const unsigned char *data;
-    size_t len;
-    unsigned char eol;
-    int pieces;
-    size_t count[GM_LINES_COUNT_PIECES];
+    const unsigned char *data; /* the block's lines (gm_lines_count) */
+    size_t len;                /* their bytes */
+    unsigned char eol;         /* the line terminator counted */
+    int pieces;                /* tasks, each an equal share of the bytes (gm_lines_count) */
+    size_t count[GM_LINES_COUNT_PIECES]; /* terminators per piece (count_piece) */
 };
 
 static void count_piece(void *ctx, int i)

@@ -59,12 +59,12 @@ void gm_numwarn_say(const gm_config *cfg, int key, const char *shown, int64_t li
 /* ------------------------------------------------------------------ scan */
 
 struct scan_job {
-    const gm_keyspec *ks;
-    int key;
+    const gm_keyspec *ks;  /* the keys of the lines scanned (gm_numwarn_scan) */
+    int key;             /* the key checked for a number (gm_numwarn_scan's caller) */
     int at_start;        /* the key begins at the line's start */
     gm_fieldnum quick;   /* the key is a whole -t field: its look (fieldnum.h) */
-    const unsigned char *data, *data_end;
-    unsigned char eol;
+    const unsigned char *data, *data_end; /* the bytes scanned (gm_numwarn_scan) */
+    unsigned char eol;   /* the line terminator (the keyspec's) */
     size_t *bound;       /* pieces + 1 line starts */
     size_t *lines;       /* per piece: its lines, or those before its bad line */
     size_t *bad;         /* per piece: the bad line's index in it, or SIZE_MAX */

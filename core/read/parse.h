@@ -24,21 +24,21 @@ struct gm_chunk {
     int64_t n;               /* number of keys */
     int64_t key0;            /* keys in the block's chunks before this one */
     int64_t *wide;           /* the keys, when one does not fit int32 (wide_used) */
-    int64_t wide_cap;
-    int wide_used;
-    int64_t first, last;
+    int64_t wide_cap;        /* keys wide has room for (store_key, parse.c) */
+    int wide_used;           /* the keys are in wide, not in dest32 (store_key) */
+    int64_t first, last;     /* the first and last keys (parse_lines), for check_chunks */
     int64_t first_line;      /* chunk-local line number of the first key */
     const char *first_text;  /* and its text */
     enum gm_problem prob;    /* the first problem in the chunk, if any */
-    int64_t prob_line;
-    const char *prob_text;
-    int alloc_failed;
+    int64_t prob_line;       /* its chunk-local line number (parse_lines) */
+    const char *prob_text;   /* and the line's text (parse_lines) */
+    int alloc_failed;        /* wide could not be allocated (parse_lines) */
 };
 
 /* What every task of a block reads: task t parses in->work.chunks[t]. */
 struct gm_parse_job {
-    gm_input *in;
-    const gm_parse_opts *o;
+    gm_input *in;                /* whose work.chunks are parsed (gm_input_parse_block) */
+    const gm_parse_opts *o;      /* the caller's options (gm_input_parse_block) */
     const char *text, *text_end; /* the block */
     int32_t *dest32;             /* line-indexed int32 keys, or NULL: keep none */
 };

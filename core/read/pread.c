@@ -17,12 +17,12 @@
 #include "base/util.h"
 
 struct pread_job {
-    const gm_pread_span *spans;
+    const gm_pread_span *spans; /* the caller's spans (gm_pread_parallel) */
     const int *first;      /* first piece number of each span, and the total after */
-    int nspans;
-    size_t piece;
-    gm_pread_piece_fn done;
-    void *ctx;
+    int nspans;            /* spans' entries */
+    size_t piece;          /* bytes a task reads, from its span buf's start */
+    gm_pread_piece_fn done; /* called per piece read, or NULL (the caller's) */
+    void *ctx;             /* done's argument (the caller's) */
     int failed;            /* atomic: err and bad are set */
     int err;               /* an errno, or -1: the file ended first */
     int bad;               /* the span it happened to */

@@ -17,11 +17,11 @@
 /* One file's bytes to read: buf[at, end) from the file's offset off (the offset of
  * buf[at]). shown is the file's name as messages show it. */
 typedef struct gm_pread_span {
-    int fd;
-    const char *shown;
-    char *buf;
-    size_t at, end;
-    int64_t off;
+    int fd;            /* the file, open for reading (set by the caller, as all here) */
+    const char *shown; /* its name in messages */
+    char *buf;         /* where its bytes land */
+    size_t at, end;    /* buf[at, end) is read; pieces count from buf's start */
+    int64_t off;       /* the file's offset of buf[at] */
 } gm_pread_span;
 
 /* Called once piece number piece of span number span is read, on the thread that

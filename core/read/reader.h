@@ -37,8 +37,8 @@ struct gm_reader;
 /* One block of text: whole lines (the last one may lack its newline at the end of
  * the input). Valid until the next gm_input_next. */
 typedef struct gm_block {
-    const char *text;
-    size_t len;
+    const char *text;  /* the block's first byte, in a reader slot (hand_out, reader.c) */
+    size_t len;        /* its bytes, 0 after the last block (gm_input_next) */
     int eof;   /* no block follows */
 } gm_block;
 

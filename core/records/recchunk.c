@@ -49,9 +49,9 @@ void gm_records_test_block(size_t bytes)
 }
 
 struct chunk {
-    gm_lines_block **blocks;
-    int nblocks, cap;
-    size_t bytes;
+    gm_lines_block **blocks; /* the blocks read into the chunk, a reference each (chunk_add) */
+    int nblocks, cap;        /* blocks held and room (chunk_add; chunk_drop empties it) */
+    size_t bytes;            /* the blocks' bytes of lines (chunk_add), against the budget */
     gm_recs recs;   /* the records, made as blocks come, or by the chunk's sort: */
     size_t lines;   /* lines kept as text for the GPU */
 };

@@ -16,23 +16,23 @@ enum {
 };
 
 struct rec_run {
-    const gm_config *cfg;
+    const gm_config *cfg;         /* the run's options (rec_init, records.c) */
     gm_tmpspec temps;             /* the runs' folder and PROG (-T, --compress-program) */
-    const gm_keyspec *ks;
-    gm_op op;
-    int nthreads;
-    size_t budget;
-    int fan_in;
+    const gm_keyspec *ks;         /* the keys, cfg's keyspec (rec_init) */
+    gm_op op;                     /* sort, merge or check (rec_init) */
+    int nthreads;                 /* pool threads for splits and sorts (rec_init, the plan's) */
+    size_t budget;                /* the memory budget in bytes, -S (rec_init, the plan's) */
+    int fan_in;                   /* inputs or runs a merge pass holds open (rec_init) */
     int fds;                      /* descriptors for inputs and runs */
     int output_late;              /* -o's file is created at its first byte (plan.h) */
-    char *const *names;
-    int nnames;
+    char *const *names;           /* the inputs' names as given (rec_init) */
+    int nnames;                   /* how many (rec_init) */
     const int64_t *ranges;        /* source i is [ranges[2 i], ranges[2 i + 1]) of its
                                    * file when ranges[2 i + 1] >= 0 (gm_config's) */
-    gm_lines_src *srcs;
-    unsigned char *open, *drained;
+    gm_lines_src *srcs;           /* the inputs, nnames of them (gm_records_src_open, recsrc.c) */
+    unsigned char *open, *drained; /* per input: open now; read already (recsrc.c, records.c) */
     char **spooled;               /* temporary copies of inputs that are the output */
-    gm_recsink *out;
+    gm_recsink *out;              /* the output's sink for one call, else NULL (records.c) */
     int runs, passes;             /* for -v: */
     double read, split, sort, write; /* seconds in the stages of a sort: reading,
                                   * splitting, sorting, writing a chunk alone */

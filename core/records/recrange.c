@@ -68,9 +68,9 @@ static int most_ranges(uint64_t bytes)
 
 /* Prefixes [lo, hi) (top: no upper bound), and their bytes and lines. */
 struct range {
-    uint64_t lo, hi;
-    int top;
-    uint64_t bytes, lines;
+    uint64_t lo, hi;          /* the first prefix in, and the first above (group) */
+    int top;                  /* hi is no bound: the range runs to the last prefix (group) */
+    uint64_t bytes, lines;    /* what the range holds, from the buckets' counts (group) */
 };
 
 /* Whether buckets [s, e) fit the device whole: GM_OK, GM_ETEXT, or the device's
@@ -122,10 +122,10 @@ static int group(const struct rec_run *r, const uint64_t *bounds, int nb, const 
 /* One range's pass: the lines of the range, window by window, compacted into out
  * in input order and handed to the device as it reads. */
 struct sel {
-    struct gm_walk *w;
-    struct range rg;
-    unsigned char *out;
-    size_t out_cap, out_len, out_at;
+    struct gm_walk *w;        /* the pass's walk over the inputs (gm_records_ranges) */
+    struct range rg;          /* the range this pass selects (gm_records_ranges) */
+    unsigned char *out;       /* the window's lines of the range, compacted (sel_fill) */
+    size_t out_cap, out_len, out_at; /* out's room, bytes (sel_fill), those sent (sel_read) */
     size_t at[65]; /* each task's first byte in out, then the end */
     int tasks;     /* the threads that count and select (and count the buckets) */
     const char *shown; /* the input a change is blamed on */

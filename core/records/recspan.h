@@ -17,18 +17,18 @@
 #include "records/records_impl.h"
 
 typedef struct gm_span {
-    gm_lines_src *src;
+    gm_lines_src *src;  /* the input the span is of (gm_spans_make) */
     const unsigned char *head; /* bytes read before the file's offset (a hand-over) */
-    int64_t head_len;
+    int64_t head_len;   /* head's bytes (gm_spans_make) */
     int64_t off, len;   /* then the file's bytes [off, off + len) */
     int add_eol;        /* the last line lacks its end of line */
 } gm_span;
 
 /* One pass over the spans: gm_span_read hands out their bytes in order. */
 typedef struct gm_span_feed {
-    struct rec_run *r;
-    const gm_span *spans;
-    int nspans;
+    struct rec_run *r;  /* the run read for (gm_span_feed_start, as all here) */
+    const gm_span *spans; /* the spans read back to back (gm_spans_make's) */
+    int nspans;         /* how many */
     int at;             /* the span read next, */
     int64_t done;       /* and its bytes already read (len: its end of line is next) */
     uint64_t left;      /* bytes still to read in all */

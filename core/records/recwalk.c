@@ -168,9 +168,9 @@ static inline int bucket_of(const uint64_t *bounds, int nb, uint64_t p)
 /* The count: each bucket's bytes and lines, per task, and whether a prefix is
  * inexact. */
 struct count {
-    const struct gm_walk *w;
-    const uint64_t *bounds;
-    int nb, tasks;
+    const struct gm_walk *w; /* the pass whose window is counted (gm_buckets_count) */
+    const uint64_t *bounds;  /* nb increasing prefix bounds (gm_buckets_sample's) */
+    int nb, tasks;           /* bounds (buckets: nb + 1), and the threads counting */
     uint64_t *bytes, *lines; /* tasks x (nb + 1) */
     int *inexact;            /* tasks */
 };

@@ -13,9 +13,9 @@ enum { GM_MAX_BUCKETS = 4096 };
 /* A pass over the spans a window of whole lines at a time, each window's lines
  * split into records (prefix and reference) on the run's threads. */
 typedef struct gm_walk {
-    struct rec_run *r;
-    gm_span_feed feed;
-    unsigned char *buf;
+    struct rec_run *r;       /* the run walked for (gm_walk_start) */
+    gm_span_feed feed;       /* the spans' bytes in order (gm_walk_start, read by gm_walk_next) */
+    unsigned char *buf;      /* the window, malloc'd by the walk's owner (gm_records_ranges) */
     size_t cap, have, lines; /* buf's size, the bytes in it, those of whole lines */
     gm_recs recs;            /* the window's records */
 } gm_walk;

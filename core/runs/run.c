@@ -18,9 +18,9 @@
 #include "base/util.h"
 
 struct seg_header {
-    int64_t count;
-    int32_t width;
-    int32_t zero;
+    int64_t count;   /* keys in the segment, more than 0 (gm_run_put writes keys->n) */
+    int32_t width;   /* their width, 4 or 8: gm_run_read checks it */
+    int32_t zero;    /* padding to 16 bytes, written as 0 */
 };
 
 int gm_run_create(gm_runfile *r, const gm_tmpspec *spec, gm_status *st)

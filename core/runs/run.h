@@ -26,8 +26,8 @@ typedef struct gm_runfile {
     int64_t keys;     /* keys written */
     /* reading */
     int64_t seg_left; /* keys left in the current segment */
-    gm_width seg_width;
-    int eof;
+    gm_width seg_width; /* the current segment's key width, from its header (gm_run_read) */
+    int eof;          /* every key has been read (gm_run_rewind, end_of_run in run.c) */
 } gm_runfile;
 
 /* Creates an empty run as spec says (its folder, and PROG to write it through).

@@ -16,16 +16,17 @@
 
 /* One part of one two-way merge: output positions [k0, k1) of merging a and b. */
 struct merge_task {
-    const char *a, *b;
-    int64_t m, n;
-    char *c;
-    int64_t k0, k1;
+    const char *a, *b;  /* the two sorted inputs; set by add_merge_tasks */
+    int64_t m, n;       /* their lengths in keys; set by add_merge_tasks */
+    char *c;            /* the whole merge's output (m + n keys); set by add_merge_tasks */
+    int64_t k0, k1;     /* this part's output range, an equal cut; set by add_merge_tasks */
 };
 
+/* What merge_part reads: built by gm_cpu_merge2 and each pass of gm_cpu_merge_runs. */
 struct merge_job {
-    gm_width width;
-    int64_t mask;
-    struct merge_task *tasks;
+    gm_width width;             /* key width, picks the i32 or i64 kernel */
+    int64_t mask;               /* -1 for a descending merge, else 0: XORed into compares */
+    struct merge_task *tasks;   /* the parts, one per parallel_for index */
 };
 
 static void merge_part(void *ctx, int index)

@@ -57,11 +57,12 @@ static inline unsigned digit_of(uint64_t k, uint64_t flip, int d)
 /* One parallel pass over the keys [lo, hi) of src, cut into nparts parts. */
 struct radix_job {
     int width;          /* 4 or 8 */
-    uint64_t flip;
-    const void *src;
-    void *dst;
-    int64_t lo, hi;
-    int nparts;
+    uint64_t flip;      /* XOR that maps keys to unsigned order (sign, reverse); gm_cpu_sort */
+    const void *src;    /* keys read by the pass; gm_cpu_sort, lsd_parallel per pass */
+    void *dst;          /* where scatter writes; gm_cpu_sort (scratch), lsd_parallel */
+    int64_t lo, hi;     /* key range of this job; gm_cpu_sort, sort_big_buckets per bucket */
+    int nparts;         /* parts the range is cut into, one per task; gm_cpu_sort,
+                         * sort_big_buckets (capped by the parent's) */
     int digit;          /* count_one and scatter: the digit of the pass; sort_bucket:
                          * the first pass's, whose buckets these are */
     int64_t *hist;      /* count_all: per part, a histogram of every digit; count_one:

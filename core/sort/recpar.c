@@ -35,23 +35,25 @@ void gm_recsort_test_task_max(size_t n)
 }
 
 
+/* One level of a parallel distribution: set up by par_msd and flag_sort, filled by
+ * level_buckets and the slice tasks it runs. */
 struct par {
-    const gm_sortctx *c;
-    gm_sortlevel lv;
-    gm_rec *src, *dst;
-    size_t n;
-    int slices;
-    int shift;
-    uint64_t diff[GM_RECSORT_SLICES];
-    int inexact[GM_RECSORT_SLICES];
+    const gm_sortctx *c;       /* the sort's context; par_msd, flag_sort */
+    gm_sortlevel lv;           /* comparison level; par_msd, flag_sort, LAST once combine did */
+    gm_rec *src, *dst;         /* records and scratch (dst NULL in place); par_msd, flag_sort */
+    size_t n;                  /* records in src; par_msd, flag_sort */
+    int slices;                /* slices of the records, one task each; par_msd, flag_sort */
+    int shift;                 /* bit offset of the highest varying byte; level_buckets */
+    uint64_t diff[GM_RECSORT_SLICES]; /* per slice, OR of prefix XORs; par_diff, par_combine */
+    int inexact[GM_RECSORT_SLICES]; /* per slice, some prefix is inexact; par_diff */
     int lo_bit, bits;          /* combine: the prefixes' varying bits */
     uint64_t firsts[GM_RECSORT_SLICES]; /* combine: each slice's first new key */
     int hist_ready;            /* combine made the histograms of the top byte */
     size_t (*hist)[256];       /* per slice */
-    size_t bucket_at[257];
+    size_t bucket_at[257];     /* each bucket's start, then n; level_buckets */
     int order[256];            /* buckets, largest first */
     int nbig;                  /* the first nbig of order are sorted in parallel alone */
-    int to_dst;
+    int to_dst;                /* the result goes to dst, not src; par_msd */
 };
 
 static void slice_range(const struct par *p, int s, size_t *lo, size_t *hi)
@@ -254,10 +256,10 @@ void gm_recsort_par_stable(const gm_sortctx *c, gm_rec *a, gm_rec *scratch, size
 
 /* Scratch buffers, one per thread: a task takes a free one and gives it back. */
 struct scratch_set {
-    gm_rec *buf[GM_RECSORT_SLICES];
-    size_t cap[GM_RECSORT_SLICES];
-    int busy[GM_RECSORT_SLICES];
-    int n;
+    gm_rec *buf[GM_RECSORT_SLICES]; /* the buffers, grown on demand by scratch_take */
+    size_t cap[GM_RECSORT_SLICES];  /* records each buffer holds; scratch_take */
+    int busy[GM_RECSORT_SLICES];    /* taken by a task (atomic); scratch_take, scratch_give */
+    int n;                     /* buffers in use, one per thread; gm_recsort_par_inplace */
     int failed;                /* a buffer could not be had */
     size_t task;               /* a bucket of more records is distributed again */
     size_t room;               /* bytes of scratch the budget allows in all */
@@ -284,10 +286,11 @@ static void scratch_give(struct scratch_set *s, int i)
     __atomic_store_n(&s->busy[i], 0, __ATOMIC_RELEASE);
 }
 
+/* The in-place pipeline of one level, shared by flag_pipeline's tasks; built by flag_sort. */
 struct flag {
-    struct par *p;
-    gm_rec *a;
-    struct scratch_set *ss;
+    struct par *p;             /* the level's buckets (bucket_at, shift); flag_sort */
+    gm_rec *a;                 /* the records, permuted in place; flag_sort */
+    struct scratch_set *ss;    /* the threads' scratch buffers; gm_recsort_par_inplace */
     int ready;                 /* buckets [0, ready) are in place (atomic) */
     int next;                  /* the next bucket to sort (atomic) */
 };

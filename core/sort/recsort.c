@@ -219,13 +219,15 @@ void gm_recsort_msd(const ctx_t *c, gm_sortlevel lv, gm_rec *src, gm_rec *dst, s
 
 /* ------------------------------------------------------------------ order */
 
+/* The search for the first record out of order, cut into pieces; built by
+ * gm_rec_first_disorder, read by disorder_piece. */
 struct disorder_job {
-    const gm_keyspec *ks;
-    const gm_rec *prev, *a;
-    size_t n;
-    int strict;
-    int pieces;
-    size_t first[GM_RECSORT_SLICES];
+    const gm_keyspec *ks;      /* the order to check against */
+    const gm_rec *prev, *a;    /* the record before a (NULL if none), and the records */
+    size_t n;                  /* records in a */
+    int strict;                /* equal neighbours count as disorder too (-u) */
+    int pieces;                /* pieces searched in parallel, at most GM_RECSORT_SLICES */
+    size_t first[GM_RECSORT_SLICES]; /* per piece, its first disorder or n; disorder_piece */
 };
 
 static void disorder_piece(void *ctx, int s)

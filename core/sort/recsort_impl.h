@@ -18,9 +18,10 @@ enum {
  * begin with the lines' first bytes (LAST). */
 typedef enum gm_sortlevel { GM_LEVEL_FULL, GM_LEVEL_LAST } gm_sortlevel;
 
+/* Set once per sort by gm_recsort (recpar.c) and recgpu.c from the keyspec. */
 typedef struct gm_sortctx {
-    const gm_keyspec *ks;
-    char eol;
+    const gm_keyspec *ks;    /* the keys and options compared by */
+    char eol;                /* the line terminator, for the lines' lengths */
     int last_resort_only; /* one key: exact, equal prefixes leave the last resort */
     int no_last_resort;   /* -s or -u: equal keys keep their input order */
 } gm_sortctx;

@@ -17,33 +17,36 @@
 #include "runs/run.h"
 #include "stream/stream.h"
 
+/* One of a merge's k sources; in or run set by streampass.c, the rest by refill
+ * (streamround.c). */
 struct source {
     gm_input *in;      /* a text input, or */
     gm_runfile *run;   /* a run */
-    gm_keybuf kb;
-    int eof;
+    gm_keybuf kb;      /* its parsed keys not yet merged; refill, consumed by rounds */
+    int eof;           /* nothing more to read past kb; refill */
 };
 
+/* The run's context: set by stream_init (stream.c) unless said otherwise. */
 struct stream {
-    const gm_config *cfg;
-    gm_plan *plan;
+    const gm_config *cfg;    /* the command line's options */
+    gm_plan *plan;           /* the run's plan: budget, threads, chunk sizes */
     gm_tmpspec temps;        /* the runs' folder and PROG (cfg's -T, --compress-program) */
-    gm_op op;
+    gm_op op;                /* sort, merge or check */
     int nthreads;            /* plan->threads */
-    int64_t mask;
-    char *const *names;
-    int nnames;
-    gm_input *ins;
-    unsigned char *open, *drained;
-    gm_writer *w;
-    gm_stream_stats *stats;
+    int64_t mask;            /* -1 with -r, else 0: XORed into keys to compare */
+    char *const *names;      /* the input files' names */
+    int nnames;              /* how many */
+    gm_input *ins;           /* one per name; opened by streamopen.c */
+    unsigned char *open, *drained; /* per input: open now, and read whole; streamopen.c */
+    gm_writer *w;            /* the output's writer; open_output (stream.c) */
+    gm_stream_stats *stats;  /* the caller's timings and counts, added to by every stage */
     /* the GPU's start-up */
     int warm;                /* begun (gm_engine_warm) */
     int device_known;        /* --device=gpu's early check passed (or not a GPU run) */
     int64_t device_cap[2];   /* gm_engine_max_chunk for int32 and int64, once known */
     /* the block whose line declined the integer path (GM_ERECORDS), and its input */
-    gm_input *declined;
-    gm_block declined_block;
+    gm_input *declined;      /* set by gm_stream_read_keys (streamopen.c) */
+    gm_block declined_block; /* that block, for the records path; gm_stream_read_keys */
 };
 
 /* A stage that takes merged keys: the writer or a run (ctx). */

@@ -17,12 +17,14 @@
 /* The keys of one round: each source's count up to the bound, their sum and width,
  * the merge's two buffers (grown as rounds need). */
 struct round {
-    int64_t *cnt, *offsets;
-    int64_t total;
-    int nonempty, only;
-    gm_width width;
-    void *mbuf, *sbuf;
-    size_t mcap;
+    int64_t *cnt, *offsets;  /* per source: keys up to the bound (round_counts), and the
+                              * gathered runs' starts (round_merge) */
+    int64_t total;           /* the sum of cnt; round_counts */
+    int nonempty, only;      /* sources with keys this round, and the last of them;
+                              * round_counts */
+    gm_width width;          /* I64 if any contributing source is, else I32; round_counts */
+    void *mbuf, *sbuf;       /* the merge's output and scratch; round_buffers, round_merge */
+    size_t mcap;             /* bytes each buffer holds; round_buffers */
 };
 
 int gm_stream_to_writer(struct stream *s, void *ctx, const gm_keys *keys, gm_status *st)

@@ -18,11 +18,11 @@
 
 /* The sort's chunk, the engine's scratch and the runs spilled so far. */
 struct sorter {
-    gm_keybuf kb;
-    void *scratch;
-    size_t scratch_bytes;
-    gm_runfile *runs;
-    int nruns, cap;
+    gm_keybuf kb;   /* the chunk's keys; filled by sort_input, emptied by spill */
+    void *scratch;  /* the engine's other buffer; scratch_room, swapped by spill */
+    size_t scratch_bytes; /* bytes scratch holds; scratch_room */
+    gm_runfile *runs; /* the runs spilled, in order; grown by spill */
+    int nruns, cap; /* runs written, and room for; spill */
     int sized;      /* kb's room set from the first block's keys per byte */
 };
 

@@ -29,16 +29,19 @@
 
 enum { PIECE = 4 << 20 };
 
+/* One input's place in the text: set by measure_inputs, off and a stream's size by
+ * read_streams or gm_text_sort. */
 struct file_span {
-    int fd;
+    int fd;            /* the input's descriptor, -1 where it was read whole already */
     int64_t at, size;  /* offset read from (regular files), bytes */
     uint64_t off;      /* where its bytes lie in the text */
     int stream;        /* a pipe, socket or terminal: read(2) to its end, first */
 };
 
+/* The context of the GPU text sort's callbacks (pool_copy, to_writer); gm_text_sort. */
 struct text_ctx {
-    int nthreads;
-    gm_writer *w;
+    int nthreads;      /* threads for the staging copies */
+    gm_writer *w;      /* where the sorted pieces go */
 };
 
 /* The pool's memcpy for the staging ring. */
@@ -78,7 +81,7 @@ static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, 
 /* A pipe's bytes land in fresh memory, whose page faults would slow the one thread
  * that reads the pipe: a second thread faults the pages in a little ahead of it. */
 struct toucher {
-    char *base;
+    char *base;            /* the text buffer; read_streams */
     uint64_t end;          /* bytes of base that may be used */
     uint64_t at;           /* where the reader is (atomic) */
     int stop;              /* atomic */

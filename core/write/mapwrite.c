@@ -139,13 +139,13 @@ void gm_writer_ahead_end(gm_writer *w)
  * reach past the end of the file), or a part of the ahead mapping, with the
  * reservation that covers it. */
 struct region {
-    gm_reservation own;
+    gm_reservation own; /* the region's own reservation, outside the ahead's (region_open) */
     gm_reservation *v; /* &own, or the ahead's */
     struct gm_ahead *ahead;/* the ahead whose mapping this is, or NULL */
     size_t off;       /* the region's first byte in v */
-    size_t len;
+    size_t len;       /* the region's bytes, the output's growth once closed (region_open) */
     char *base;       /* its own mapping, from the page holding the first byte */
-    size_t size;
+    size_t size;      /* base's mapped bytes, for munmap (region_open, gm_pages_map) */
     char *dst;        /* the region's first byte */
     int failed;       /* a task found its bytes unreserved (atomic) */
     double map_time;  /* mmap and munmap */
@@ -240,14 +240,14 @@ int gm_mapwrite_abandon(gm_writer *w)
 /* One chunk of keys formatted into the mapping: task 0 reserves, task b + 1
  * formats block b. */
 struct map_job {
-    const gm_keys *keys;
-    int unique;
-    const int64_t *before;
-    char eol;
+    const gm_keys *keys; /* the chunk's keys, as handed in (gm_mapwrite_put) */
+    int unique;        /* -u: drop a key equal to the one before (gm_mapwrite_put, w->unique) */
+    const int64_t *before; /* -u: the key written before the chunk, or NULL (gm_mapwrite_put) */
+    char eol;          /* what ends a line: '\n', or '\0' for -z (gm_mapwrite_put, w->eol) */
     int64_t per;       /* keys per block */
-    int64_t nkeys;
+    int64_t nkeys;     /* the chunk's keys: the last block ends here (gm_mapwrite_put) */
     size_t *pos;       /* block b's text starts at pos[b]; pos[nblocks] is the length */
-    struct region r;
+    struct region r;   /* where the text goes: opened, reserved and closed by region_* */
     int64_t format_ns; /* formatting, summed over threads (atomic) */
 };
 
@@ -308,8 +308,8 @@ int gm_mapwrite_put(gm_writer *w, const gm_keys *keys)
 
 /* Text copied into the mapping: task 0 reserves, task p + 1 copies piece p. */
 struct copy_job {
-    gm_pages_copy_job c;
-    struct region r;
+    gm_pages_copy_job c; /* the text's pieces and where each goes (gm_pages_copy_plan) */
+    struct region r;     /* where the text goes (region_open in gm_mapwrite_put_text) */
 };
 
 static void copy_task(void *ctx, int task)
@@ -343,10 +343,10 @@ int gm_mapwrite_put_text(gm_writer *w, const char *text, size_t len)
 
 /* Pieces filled in place: task 0 reserves, task p + 1 fills piece p. */
 struct fill_job {
-    struct region r;
-    const size_t *at;
-    gm_fill_fn fill;
-    void *ctx;
+    struct region r;  /* where the pieces go (region_open in gm_mapwrite_put_pieces) */
+    const size_t *at; /* piece p fills [at[p], at[p + 1]) of the region (the caller's) */
+    gm_fill_fn fill;  /* writes one piece in place (the caller's, via gm_mapwrite_put_pieces) */
+    void *ctx;        /* fill's argument (the caller's) */
 };
 
 static void fill_task(void *ctx, int task)

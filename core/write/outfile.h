@@ -66,7 +66,7 @@ typedef enum gm_outfile_kind {
 typedef struct gm_outfile {
     char shown[512];      /* "standard output" or the quoted name */
     char written[512];    /* the quoted name of the file fd writes: the spool, or shown */
-    gm_outfile_kind kind;
+    gm_outfile_kind kind; /* how the output is written (gm_outfile_plan, plan_open, in_place) */
     int fd;               /* where the output is written: the replacement, the spool,
                            * or the target (standard output, a stream) */
     int target_fd;        /* the target, open for writing: a stream's (fd), or a

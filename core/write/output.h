@@ -70,18 +70,18 @@ struct gm_wq;
 /* The streaming writer over an opened output. */
 typedef struct gm_writer {
     gm_outfile *file;    /* -o's target and the file written: the output's way of writing */
-    int fd;
-    const char *shown;
+    int fd;              /* the descriptor written (gm_writer_init; gm_writer_ready once created) */
+    const char *shown;   /* the written file's quoted name, for errors (gm_writer_init) */
     int unique;          /* drop a key equal to the one written before it */
     char eol;            /* what ends a line: '\n' (gm_writer_init), or '\0' for -z */
-    int nthreads;
+    int nthreads;        /* threads formatting and filling the output (gm_writer_init) */
     size_t mem;          /* bytes the block buffers of write(2) may take, 0: no limit
                           * (the caller sets it after gm_writer_init) */
-    int have_last;
+    int have_last;       /* last holds a key: a chunk is out (chunk_done in writer.c) */
     int64_t last;        /* the last key written (for -u across chunks) */
     int64_t keys;        /* keys handed in so far */
     int64_t bytes;       /* bytes written so far */
-    gm_output_stats stats;
+    gm_output_stats stats; /* time formatting, writing and reserving (writer.c, mapwrite.c) */
     struct gm_wq *q;     /* the block buffers and the write errors, once started */
     int begun;           /* the first byte was due (the way of writing chosen) */
     int map;             /* writing through a shared mapping (mapwrite.c), not write(2) */

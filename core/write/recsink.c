@@ -97,13 +97,13 @@ static int save_last(gm_recsink *k, gm_status *st)
 
 /* Writes one buffer of lines on a thread of its own while the next fills. */
 struct gm_recsink_writer {
-    gm_recsink *k;
-    const unsigned char *buf;
-    size_t len;
-    int rc;
-    gm_status st;
-    pthread_t tid;
-    int running;
+    gm_recsink *k;            /* the sink whose output it writes (hand_off) */
+    const unsigned char *buf; /* the full buffer being written (window_start) */
+    size_t len;               /* buf's bytes (window_start) */
+    int rc;                   /* the write's result (window_writer; GM_OK from window_start) */
+    gm_status st;             /* the write's error, copied out by window_join (window_writer) */
+    pthread_t tid;            /* the writing thread (window_start) */
+    int running;              /* tid is started and not yet joined (window_start, window_join) */
 };
 
 static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
@@ -229,15 +229,15 @@ int gm_recsink_put(gm_recsink *k, const gm_rec *r, gm_status *st)
 /* ------------------------------------------------------------------ gather */
 
 struct gather {
-    gm_recsink *k;
-    const gm_rec *r;
+    gm_recsink *k;           /* the sink gathered for: ks, nthreads (window_sizes) */
+    const gm_rec *r;         /* the window's first record (window_sizes) */
     size_t n;                /* records in this window */
-    int pieces;
+    int pieces;              /* the window's pieces, each gathered by one task (window_sizes) */
     unsigned char *keep;     /* -u: which records stay (NULL: all) */
     const gm_rec *before;    /* -u: the line kept before the window */
     unsigned char *out;      /* where the window's lines go */
     size_t bytes[PIECES + 1]; /* each piece's bytes, then its offset; [pieces]: the total */
-    size_t kept[PIECES];
+    size_t kept[PIECES];     /* each piece's lines written, fewer with -u (gather_size) */
 };
 
 static void piece_range(const struct gather *g, int p, size_t *lo, size_t *hi)

@@ -12,16 +12,16 @@
 #include "write/output.h"
 
 typedef struct gm_recsink {
-    const gm_keyspec *ks;
+    const gm_keyspec *ks;  /* the keys -u compares and the line terminator (gm_recsink_init) */
     gm_writer *w;          /* the output, or NULL: */
     int fd;                /* a run's descriptor */
     const char *shown;     /* its name in messages */
     int unique;            /* -u */
-    int nthreads;
+    int nthreads;          /* threads gathering a sorted array's lines (gm_recsink_init) */
     unsigned char *buf;    /* filling */
-    size_t len, cap;
+    size_t len, cap;       /* buf's bytes filled and allocated (gm_recsink_put, grow, hand_off) */
     unsigned char *spare;  /* being written, or free */
-    size_t spare_cap;
+    size_t spare_cap;      /* spare's bytes allocated (hand_off swaps it with cap) */
     struct gm_recsink_writer *writer; /* the thread writing spare */
     /* -u: the last line kept, in buf or (after a flush) in last */
     int have_last;

@@ -160,15 +160,15 @@ enum { TOUCH_PIECE = 1 << 20, MAX_TOUCHERS = 8 };
 enum { PIECE_FREE = 0, PIECE_TOUCHING = 1, PIECE_TAKEN = 2 }; /* a piece's state */
 
 struct gm_ahead {
-    gm_reservation v;
+    gm_reservation v; /* the space reserved ahead (ahead_reserver_start, reservation_grow) */
     char *base;       /* the mapping, from the page holding v.at */
-    size_t size;
+    size_t size;      /* base's mapped bytes, for munmap (gm_ahead_start, gm_pages_map) */
     char *dst;        /* v.at's byte in it */
     size_t cap;       /* the most the reservation may reach: the mapping's bytes from dst */
-    pthread_t reserver;
-    pthread_t touchers[MAX_TOUCHERS];
-    int ntouchers;
-    int npieces;
+    pthread_t reserver; /* the thread running gm_reservation_run on v (ahead_reserver_start) */
+    pthread_t touchers[MAX_TOUCHERS]; /* threads faulting pages in (gm_ahead_touchers) */
+    int ntouchers;    /* touchers started (gm_ahead_touchers) */
+    int npieces;      /* TOUCH_PIECE pieces of the mapping, 0 when unmapped (gm_ahead_start) */
     int next;         /* the next piece a toucher takes (atomic) */
     int *piece;       /* PIECE_FREE, PIECE_TOUCHING or PIECE_TAKEN (atomic) */
 };

@@ -16,12 +16,12 @@
  * by piece by one thread (gm_reservation_run) while other threads fill the pieces
  * already reserved (gm_reservation_wait first). */
 typedef struct gm_reservation {
-    int fd;
-    off_t at;
+    int fd;           /* the file reserved in (gm_reservation_init) */
+    off_t at;         /* the file offset the reservation starts at (gm_reservation_init) */
     size_t len;       /* the bytes to reserve: grows until final (under lock) */
     int final;        /* len grows no more (under lock) */
-    pthread_mutex_t lock;
-    pthread_cond_t grew;
+    pthread_mutex_t lock; /* guards the fields marked under lock (gm_reservation_init) */
+    pthread_cond_t grew;  /* len, reserved or the end changed (signalled in reserve.c) */
     size_t reserved;  /* bytes reserved from at on (atomic; changed under lock) */
     int err;          /* fallocate's errno: the reserving stopped (under lock) */
     int over;         /* the reserving has ended, whatever it reached (under lock) */
@@ -82,7 +82,7 @@ void gm_ahead_take(struct gm_ahead *a, size_t lo, size_t hi);
 typedef struct gm_ahead_report {
     double unmap;         /* seconds in munmap */
     double reserve;       /* seconds in fallocate */
-    int touchers;
+    int touchers;         /* toucher threads started (gm_ahead_end, from ntouchers) */
     int64_t reserved_end; /* the file is reserved up to here (0: nothing reserved) */
 } gm_ahead_report;
 

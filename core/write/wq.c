@@ -22,32 +22,32 @@
 #include "base/util.h"
 
 struct gm_wq {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;    /* guards the queue's state between fillers and the writer */
     pthread_cond_t changed;  /* a block was written, a buffer freed, or err set */
-    int fd;
+    int fd;                  /* where the blocks are written (gm_wq_create) */
     int err;                 /* first write errno */
-    double write_time;
-    int64_t bytes;
+    double write_time;       /* seconds inside write(2) (writer_main, write_due) */
+    int64_t bytes;           /* bytes written (writer_main, write_due) */
     /* the buffer pool, kept from batch to batch: buffers are made as blocks first
      * need them, up to nbufs, so a short output holds few */
-    size_t buf_bytes;
-    int nbufs;
+    size_t buf_bytes;        /* each buffer's bytes (gm_wq_create) */
+    int nbufs;               /* buffers at most, and the due ring's size (gm_wq_create) */
     int made;                /* buffers made so far */
     char **pool;             /* free buffers */
-    int nfree;
+    int nfree;               /* buffers in pool (pool_get, pool_release) */
     /* the writer thread, when there is one, and the blocks due, in order */
-    pthread_t tid;
-    int threaded;
-    int stop;
-    char **due;
-    size_t *due_len;
-    int due_head, due_count;
+    pthread_t tid;           /* the writer thread, running writer_main (gm_wq_create) */
+    int threaded;            /* tid runs: gm_wq_create sets it, wq_join clears it */
+    int stop;                /* the writer thread ends once nothing is due (wq_join) */
+    char **due;              /* ring of nbufs blocks handed to the writer thread (gm_wq_put) */
+    size_t *due_len;         /* each due block's bytes (gm_wq_put) */
+    int due_head, due_count; /* the ring's first entry and its entries (gm_wq_put, writer_main) */
     /* the batch: its blocks by sequence number */
-    int nblocks;
+    int nblocks;             /* the batch's blocks (gm_wq_begin; 0 after gm_wq_end) */
     int window;              /* blocks filled ahead of the writing, at most */
-    char **buf;
-    size_t *len;
-    unsigned char *ready;
+    char **buf;              /* block b's buffer, once filled (gm_wq_put) */
+    size_t *len;             /* block b's bytes (gm_wq_put) */
+    unsigned char *ready;    /* block b is filled and put (gm_wq_put) */
     int next_write;          /* first block not yet written */
     int writing;             /* a filler has the writing role */
 };

@@ -82,12 +82,12 @@ static int chunk_done(gm_writer *w, const gm_keys *keys)
 
 /* One chunk being formatted into the write queue. */
 struct format_job {
-    struct gm_wq *q;
-    const gm_keys *keys;
+    struct gm_wq *q;       /* the writer's queue the blocks go to (queue_put, w->q) */
+    const gm_keys *keys;   /* the chunk's keys (queue_put) */
     char eol;              /* what ends a line: '\n', or '\0' with -z */
-    int unique;
+    int unique;            /* -u: drop a key equal to the one before (queue_put, w->unique) */
     const int64_t *before; /* the key written just before this chunk, or NULL */
-    int nblocks;
+    int nblocks;           /* the chunk's blocks of gm_format_block_keys keys (queue_put) */
     int next_block;        /* next block to format (atomic) */
     int64_t format_ns;     /* formatting, summed over threads (atomic) */
 };
@@ -222,10 +222,10 @@ int gm_writer_mapped(gm_writer *w)
 
 /* The pieces filled into a buffer of their own, on the writer's threads. */
 struct fill_buf {
-    char *buf;
-    const size_t *at;
-    gm_fill_fn fill;
-    void *ctx;
+    char *buf;        /* the len bytes the pieces are filled into (gm_writer_put_pieces) */
+    const size_t *at; /* piece p fills [at[p], at[p + 1]) of buf (the caller's) */
+    gm_fill_fn fill;  /* writes one piece in place (the caller's) */
+    void *ctx;        /* fill's argument (the caller's) */
 };
 
 static void fill_buf_task(void *ctx, int p)
