@@ -230,6 +230,41 @@ template <typename K, typename V> constexpr int multi_smem_bytes()
            multi_value_bytes<K, V>();
 }
 
+/* Starts the loads of chunk c: its slices' keys into in, their values into vin, as
+ * one cp.async group that __pipeline_wait_prior waits for. Every thread of the
+ * block calls it, or none: each copies its share of the chunk. */
+template <typename K, typename V>
+__device__ __forceinline__ void multi_chunk_fetch(const multi_chunk<K, V> &c, K *in, V *vin)
+{
+    constexpr int THREADS = shape<K>::MULTI_THREADS;
+    c.slices.template fetch<THREADS>(in);
+    c.vslices.template fetch<THREADS>(vin);
+    __pipeline_commit();
+}
+
+/* Level one of chunk m's merge, by the calling thread: X = runs 0 and 1 (lx keys),
+ * Y = runs 2 and 3 (ly keys), from in into tmp, their values from vin into vtmp;
+ * returns where Y starts in tmp, a multiple of ITEMS. With at most TILE - ITEMS
+ * keys, ceil(lx / ITEMS) + ceil(ly / ITEMS) <= THREADS, so one share each. No
+ * barrier: the caller's next __syncthreads makes tmp whole. */
+template <typename K, typename V, bool DESC>
+__device__ __forceinline__ int multi_level_one(const multi_chunk<K, V> &m, const K *in, K *tmp,
+                                               const V *vin, V *vtmp, int lx, int ly)
+{
+    constexpr int ITEMS = shape<K>::MULTI_ITEMS;
+    int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
+    int u = threadIdx.x;
+    if (u < nx)
+        merge_share<K, ITEMS, DESC, V>(in, m.slices.at[0], m.len[0], m.slices.at[1], m.len[1],
+                                       u * ITEMS, tmp + u * ITEMS, vin,
+                                       value_at(vtmp, u * ITEMS));
+    else if (u < nx + ny)
+        merge_share<K, ITEMS, DESC, V>(in, m.slices.at[2], m.len[2], m.slices.at[3], m.len[3],
+                                       (u - nx) * ITEMS, tmp + y_at + (u - nx) * ITEMS, vin,
+                                       value_at(vtmp, y_at + (u - nx) * ITEMS));
+    return y_at;
+}
+
 template <typename K, typename V, bool DESC>
 __global__ void __launch_bounds__(shape<K>::MULTI_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::MULTI_THREADS,
@@ -276,9 +311,7 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
     if (threadIdx.x == 0)
         multi_chunk_of<K, V>(c[0], src, vsrc, run_at, list + cur * WAYS, list + next * WAYS);
     __syncthreads();
-    c[0].slices.template fetch<THREADS>(in);
-    c[0].vslices.template fetch<THREADS>(vin);
-    __pipeline_commit();
+    multi_chunk_fetch<K, V>(c[0], in, vin);
     for (int b = 0; cur < end; b ^= 1) {
         int after = next < end ? multi_chunk_end<K>(list, next, end) : next;
         __pipeline_wait_prior(0);
@@ -288,21 +321,9 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
             multi_chunk_of<K, V>(c[b ^ 1], src, vsrc, run_at, list + next * WAYS,
                                  list + after * WAYS);
 
-        /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp, Y from a multiple
-         * of ITEMS; with at most TILE - ITEMS keys, ceil(lx / ITEMS) + ceil(ly /
-         * ITEMS) <= THREADS, so one share each. */
+        /* Level one: X = runs 0 and 1, Y = runs 2 and 3, into tmp. */
         int lx = m.len[0] + m.len[1], ly = m.len[2] + m.len[3];
-        int nx = (lx + ITEMS - 1) / ITEMS, ny = (ly + ITEMS - 1) / ITEMS, y_at = nx * ITEMS;
-        int u = threadIdx.x;
-        if (u < nx)
-            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[0], m.len[0], m.slices.at[1],
-                                           m.len[1], u * ITEMS, tmp + u * ITEMS, vin,
-                                           value_at(vtmp, u * ITEMS));
-        else if (u < nx + ny)
-            merge_share<K, ITEMS, DESC, V>(in, m.slices.at[2], m.len[2], m.slices.at[3],
-                                           m.len[3], (u - nx) * ITEMS,
-                                           tmp + y_at + (u - nx) * ITEMS, vin,
-                                           value_at(vtmp, y_at + (u - nx) * ITEMS));
+        int y_at = multi_level_one<K, V, DESC>(m, in, tmp, vin, vtmp, lx, ly);
         int64_t out = m.out;
         __syncthreads();
 
@@ -312,11 +333,8 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
         const K *merged = in;
         const V *vmerged = vin;
         if constexpr (PIPELINED) {
-            if (next < end) {
-                c[b ^ 1].slices.template fetch<THREADS>(in);
-                c[b ^ 1].vslices.template fetch<THREADS>(vin);
-                __pipeline_commit();
-            }
+            if (next < end)
+                multi_chunk_fetch<K, V>(c[b ^ 1], in, vin);
             int k = threadIdx.x * ITEMS;
             merge_share_in_place<K, ITEMS, DESC, V>(tmp, k < lx + ly, 0, lx, y_at, ly, k,
                                                     shift + k, vtmp, vshift + k);
@@ -332,9 +350,7 @@ merge_multi_kernel(const K *__restrict__ src, K *__restrict__ dst, multi_desc d,
             store_tile<V, THREADS>(vdst + out, vmerged, lx + ly, vshift);
         if (!PIPELINED && next < end) {
             __syncthreads(); /* every store has read `in` */
-            c[b ^ 1].slices.template fetch<THREADS>(in);
-            c[b ^ 1].vslices.template fetch<THREADS>(vin);
-            __pipeline_commit();
+            multi_chunk_fetch<K, V>(c[b ^ 1], in, vin);
         }
         cur = next; /* the next round's barrier keeps tmp until every store has read it */
         next = after;
