@@ -88,6 +88,28 @@ template <typename K, typename V> constexpr int circular_smem_bytes()
     return circular_key_bytes<K>() + value_bytes<V>(5 * tiles<K>::CIRC_TILE);
 }
 
+/* The rings' first windows: the la keys of a that end at a_next into ring_a's
+ * slots from 0, the lb of b that end at b_next into ring_b's, and their values
+ * into the shadow rings. The caller's barrier follows. */
+template <typename K, typename V, int THREADS, int ITEMS, int R>
+__device__ __forceinline__ void ring_first_fill(K *ring_a, V *vring_a, const K *a_next,
+                                                const K *b_next, const V *va_next,
+                                                const V *vb_next, int la, int lb)
+{
+    ring_refill<K, THREADS, ITEMS, R> f;
+    f.load(a_next - la, la, b_next, 0);
+    f.store(ring_a, 0, 0, la, 0);
+    f.load(a_next, 0, b_next - lb, lb);
+    f.store(ring_a, 0, 0, 0, lb);
+    if constexpr (has_value<V>) {
+        ring_refill<V, THREADS, ITEMS, R> fv;
+        fv.load(va_next - la, la, vb_next, 0);
+        fv.store(vring_a, 0, 0, la, 0);
+        fv.load(va_next, 0, vb_next - lb, lb);
+        fv.store(vring_a, 0, 0, 0, lb);
+    }
+}
+
 template <typename K, typename V>
 __global__ void __launch_bounds__(shape<K>::CIRC_THREADS,
                                   resident_blocks<GM_ARCH>(shape<K>::CIRC_THREADS,
@@ -118,20 +140,8 @@ merge_circular_kernel(const K *__restrict__ src, K *__restrict__ dst, pass_desc 
     const V *va_next = value_at(vsrc, t.lo + a_cur + la);
     const V *vb_next = value_at(vsrc, t.mid + b_cur + lb);
     int64_t a_left = a_end - a_cur - la, b_left = b_end - b_cur - lb;
-    {
-        ring_refill<K, THREADS, ITEMS, R> f;
-        f.load(a_next - la, la, b_next, 0);
-        f.store(ring_a, 0, 0, la, 0);
-        f.load(a_next, 0, b_next - lb, lb);
-        f.store(ring_a, 0, 0, 0, lb);
-        if constexpr (has_value<V>) {
-            ring_refill<V, THREADS, ITEMS, R> fv;
-            fv.load(va_next - la, la, vb_next, 0);
-            fv.store(vring_a, 0, 0, la, 0);
-            fv.load(va_next, 0, vb_next - lb, lb);
-            fv.store(vring_a, 0, 0, 0, lb);
-        }
-    }
+    ring_first_fill<K, V, THREADS, ITEMS, R>(ring_a, vring_a, a_next, b_next, va_next, vb_next,
+                                             la, lb);
     __syncthreads();
 
     const int lane = threadIdx.x & 31;
