@@ -5,9 +5,10 @@
  *
  * The copy cuts its bytes into equal pieces of a megabyte or more, as many as
  * there are threads at most, and runs them on the persistent pool (pool.c). The
- * toucher asks the kernel to populate the pages writable in one call, which
+ * toucher (gm_pages_touch) asks the kernel to populate the pages writable in one call, which
  * spares a trap per page; where it cannot, a locked add of zero to each page's
- * first byte faults the page in without changing a byte.
+ * first byte faults the page in without changing a byte; gm_toucher runs it on
+ * a thread of its own a little ahead of a buffer's filler.
  */
 #define _GNU_SOURCE
 #include "base/pages.h"
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -77,4 +79,40 @@ char *gm_pages_map(int fd, off_t at, size_t len, char **base, size_t *size)
     *base = b;
     *size = skip + len;
     return b + skip;
+}
+
+static void *toucher_main(void *arg)
+{
+    gm_toucher *t = arg;
+    uint64_t done = 0;
+    while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && done < t->end) {
+        uint64_t at = __atomic_load_n(&t->at, __ATOMIC_ACQUIRE);
+        uint64_t goal = at + (at + GM_TOUCH_STEP < GM_TOUCH_AHEAD ? at + GM_TOUCH_STEP
+                                                                  : GM_TOUCH_AHEAD);
+        goal = goal < t->end ? goal : t->end;
+        if (done >= goal) {
+            nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+            continue;
+        }
+        uint64_t n = goal - done < GM_TOUCH_STEP ? goal - done : GM_TOUCH_STEP;
+        gm_pages_touch(t->base + done, t->base + done + n, 1); /* the filler may be writing there */
+        done += n;
+    }
+    return NULL;
+}
+
+void gm_toucher_start(gm_toucher *t, char *base, uint64_t end)
+{
+    *t = (gm_toucher){ .base = base, .end = end };
+    t->running = gm_thread_start(&t->tid, toucher_main, t) == 0;
+}
+
+void gm_toucher_at(gm_toucher *t, uint64_t at) { __atomic_store_n(&t->at, at, __ATOMIC_RELEASE); }
+
+void gm_toucher_stop(gm_toucher *t)
+{
+    __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+    if (t->running)
+        pthread_join(t->tid, NULL);
+    t->running = 0;
 }

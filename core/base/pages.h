@@ -7,7 +7,9 @@
 #ifndef GM_PAGES_H
 #define GM_PAGES_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* A copy of len bytes cut into len / GM_PAGES_COPY_PIECE + 1 equal pieces, at
@@ -40,6 +42,30 @@ void gm_pages_copy(void *dst, const void *src, size_t len, int nthreads);
  * may be writing the same memory meanwhile (read(2) into it, or a copy that took
  * it). */
 void gm_pages_touch(void *from, void *to, int populate);
+
+/* The page toucher: a thread that faults in the pages of a buffer that one
+ * thread fills in order (read(2) from a pipe into fresh memory), a little ahead
+ * of where the filler is, so that the filler does not stop at every page's fault:
+ * ahead by as much as has been filled, up to GM_TOUCH_AHEAD, so that a short
+ * input leaves little memory touched for nothing. */
+enum { GM_TOUCH_STEP = 4 << 20, GM_TOUCH_AHEAD = 128 << 20 };
+
+typedef struct gm_toucher {
+    char *base;        /* the buffer (gm_toucher_start) */
+    uint64_t end;      /* bytes of base that may be filled (gm_toucher_start) */
+    uint64_t at;       /* bytes filled so far (atomic; gm_toucher_at) */
+    int stop;          /* the filling is over (atomic; gm_toucher_stop) */
+    int running;       /* the thread started (gm_toucher_start) */
+    pthread_t tid;     /* the thread */
+} gm_toucher;
+
+/* Starts touching base[0, end) ahead of the filler; without a thread, nothing is
+ * touched and the filler faults its own pages. Can't fail. */
+void gm_toucher_start(gm_toucher *t, char *base, uint64_t end);
+/* The filler has filled at bytes. */
+void gm_toucher_at(gm_toucher *t, uint64_t at);
+/* Ends the touching (the thread joined). */
+void gm_toucher_stop(gm_toucher *t);
 
 /* Maps len bytes of fd from offset at on, shared and writable (the mapping may
  * reach past the file's end). Returns at's byte in the mapping, with the mapping

@@ -11,12 +11,10 @@
 #include "stream/textsort.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "device/gpu.h"
@@ -78,38 +76,6 @@ static int read_files(gm_input *ins, struct file_span *f, int nins, char *text, 
     return rc;
 }
 
-/* A pipe's bytes land in fresh memory, whose page faults would slow the one thread
- * that reads the pipe: a second thread faults the pages in a little ahead of it. */
-struct toucher {
-    char *base;            /* the text buffer; read_streams */
-    uint64_t end;          /* bytes of base that may be used */
-    uint64_t at;           /* where the reader is (atomic) */
-    int stop;              /* atomic */
-};
-
-enum { TOUCH_STEP = 4 << 20, TOUCH_AHEAD = 128 << 20 };
-
-static void *touch_ahead(void *arg)
-{
-    struct toucher *t = arg;
-    uint64_t done = 0;
-    while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && done < t->end) {
-        /* ahead by as much as has been read, up to TOUCH_AHEAD: a short input
-         * leaves little memory touched for nothing */
-        uint64_t at = __atomic_load_n(&t->at, __ATOMIC_ACQUIRE);
-        uint64_t goal = at + (at + TOUCH_STEP < TOUCH_AHEAD ? at + TOUCH_STEP : TOUCH_AHEAD);
-        goal = goal < t->end ? goal : t->end;
-        if (done >= goal) {
-            nanosleep(&(struct timespec){ 0, 100000 }, NULL);
-            continue;
-        }
-        uint64_t n = goal - done < TOUCH_STEP ? goal - done : TOUCH_STEP;
-        gm_pages_touch(t->base + done, t->base + done + n, 1); /* the reader may be writing there */
-        done += n;
-    }
-    return NULL;
-}
-
 /* Reads the stream inputs to their ends, in order, into text at their places, with
  * room left between them for the regular files' known sizes; text holds cap bytes,
  * of which at most limit are used. Auto begins CUDA's start-up once the bytes so
@@ -121,9 +87,8 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
                         gm_status *st)
 {
     enum { STREAM_READ = 16 << 20 };
-    struct toucher t = { text, limit, 0, 0 };
-    pthread_t th;
-    int touching = gm_thread_start(&th, touch_ahead, &t) == 0;
+    gm_toucher t; /* a pipe's bytes land in fresh memory: its pages faulted in ahead */
+    gm_toucher_start(&t, text, limit);
     uint64_t at = 0;
     int rc = GM_OK;
     for (int i = 0; i < nins && !rc; i++) {
@@ -161,13 +126,11 @@ static int read_streams(const gm_config *cfg, gm_input *ins, struct file_span *f
                 break;
             at += (uint64_t)got;
             f[i].size += got;
-            __atomic_store_n(&t.at, at, __ATOMIC_RELEASE);
+            gm_toucher_at(&t, at);
             gm_writer_ahead_grow(w, at + (uint64_t)i + 1, 0); /* an eol each may be added */
         }
     }
-    __atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
-    if (touching)
-        pthread_join(th, NULL);
+    gm_toucher_stop(&t);
     *len = at;
     return rc;
 }
