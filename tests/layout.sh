@@ -9,7 +9,9 @@
 #   4. no loop of includes among the files of core/ and cuda/;
 #   5. with BUILD's objects there (after a build): no object of a room uses a
 #      symbol defined in a room above it, and no loop of symbols among the objects
-#      of core/ and cuda/ (A uses one of B's, B one of A's, ...).
+#      of core/ and cuda/ (A uses one of B's, B one of A's, ...);
+#   6. no file of core/, cli/, cuda/ or mpi/ over 450 lines, and no function there
+#      over 100 (from the first line of its head at column 0 to its closing brace).
 #
 # Usage: tests/layout.sh [BUILD] (default build), from the project's root.
 # Prints each breach and exits 1 when there is one.
@@ -106,5 +108,17 @@ if [ -n "$objs" ]; then
     done
 fi
 
-[ $bad = 0 ] && echo "layout: the rooms are kept ($(wc -l <"$tmp/includes") includes$( [ -n "$objs" ] && echo ", the objects' symbols") checked)"
+# the sizes of files and functions
+for f in $(find core cli cuda mpi -type f \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) | sort); do
+    n=$(wc -l <"$f")
+    if [ "$n" -gt 450 ]; then echo "layout: $f has $n lines (450 at most)"; bad=1; fi
+done
+find core cli cuda mpi -type f \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) | sort |
+    xargs awk 'FNR == 1 { start = 0 }
+        /^[A-Za-z_].*\(/ && !/;[ \t]*$/ && !/^(typedef|struct|enum|union|#)/ { if (!start) start = FNR }
+        /^[A-Za-z_].*;[ \t]*$/ { if (start == FNR) start = 0 }
+        /^}/ { if (start && FNR - start + 1 > 100) { print "layout: " FILENAME ":" start ": a function of " FNR - start + 1 " lines (100 at most)"; bad = 1 } start = 0 }
+        END { exit bad }' || bad=1
+
+[ $bad = 0 ] && echo "layout: the rooms are kept ($(wc -l <"$tmp/includes") includes$( [ -n "$objs" ] && echo ", the objects' symbols") checked; files within 450 lines, functions within 100)"
 exit $bad
