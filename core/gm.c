@@ -117,9 +117,11 @@ int gm_run(gm_op c, const gm_config *given, char *const *names, int nnames, gm_s
                      "sort; merges of runs on the CPU)");
         else if (cfg->device == GM_DEVICE_AUTO && gpu_records && gm_gpu_driver_loaded())
             snprintf(plan.engine, sizeof plan.engine, "auto (where a driver is loaded, regular "
-                     "files of %d MiB or more sorted in device memory, or a chunk of %d MiB or "
-                     "more on the GPU; else the CPU)", GM_RECORDS_RESIDENT_MIN_MIB,
-                     GM_RECORDS_GPU_MIN_MIB);
+                     "files of %.0f MB or more sorted in device memory, or a chunk of %.0f MB "
+                     "or more on the GPU, on %d threads; else the CPU)",
+                     (double)gm_engine_records_least(plan.records.threads, 1) / 1e6,
+                     (double)gm_engine_records_least(plan.records.threads, 0) / 1e6,
+                     plan.records.threads);
         else
             snprintf(plan.engine, sizeof plan.engine, "cpu (%s)", cfg->device == GM_DEVICE_GPU
                      ? "the GPU sorts lines by a first key it encodes: not by -g or -R, nor "

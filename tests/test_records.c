@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/device/engine.h"
 #include "../core/records/records.h"
 #include "../core/base/util.h"
 #include "helpers.h"
@@ -258,6 +259,30 @@ Test(records, auto_device_choice)
         gm_keyspec ks = spec_from_as(cases[i].args, 1, NULL);
         cr_expect_eq(gm_records_gpu_auto(&ks), cases[i].gpu, "gpusort %s", cases[i].args);
     }
+}
+
+/* --device=auto's records sizes come from the cost model's rates: the estimates
+ * meet where the H100's runs met the CPU's 16 cores (near 1.7 GB of regular
+ * files, -t, -k2,2n); fewer threads give the GPU smaller sorts, more than the
+ * memory's bandwidth pays change nothing, and chunks staged through the host
+ * need more bytes than a sort in device memory. */
+Test(records, auto_sizes_from_the_cost_model)
+{
+    uint64_t r16 = gm_engine_records_least(16, 1), c16 = gm_engine_records_least(16, 0);
+    cr_expect(r16 > 1400000000u && r16 < 1800000000u, "16 threads, regular files: %llu",
+              (unsigned long long)r16);
+    cr_expect(c16 > r16 && c16 < 3500000000u, "16 threads, chunks: %llu",
+              (unsigned long long)c16);
+    cr_expect_eq(gm_engine_records_least(64, 1), r16);
+    uint64_t prev = 0;
+    for (int t = 1; t <= 16; t++) {
+        uint64_t r = gm_engine_records_least(t, 1);
+        cr_expect(r >= prev, "%d threads: %llu after %llu", t, (unsigned long long)r,
+                  (unsigned long long)prev);
+        cr_expect(gm_engine_records_least(t, 0) >= r, "%d threads", t);
+        prev = r;
+    }
+    cr_expect_lt(gm_engine_records_least(2, 1), 500000000u);
 }
 
 Test(records, golden_cases)

@@ -11,6 +11,7 @@
  */
 #include "device/engine.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +64,36 @@ static const struct {
     .gpu_text = 2.0e11,                 /* parse 1.1 GB in 4.0 ms, format in 1.4 ms */
     .bytes_per_key = 11.0,
 };
+
+/* The records path (core/records/): lines with their keys read, split, sorted by
+ * their prefixes and written, on the CPU, against the same on the device: in its
+ * memory, every input a regular file (resident), or a chunk at a time. What both
+ * do alike is left out. Rates: bench/RESULTS.md, "The cost model of
+ * --device=auto", `-t, -k2,2n` on gen -c lines: the CPU's on the 2-core machine
+ * and on 16 cores, the device's from an H100's runs of 30 M and 60 M lines (their
+ * difference; the start-up is the difference's intercept, rate.gpu_start). */
+static const struct {
+    double cpu_per_thread; /* bytes/s sorted file to file by one thread */
+    double cpu_max;        /* bytes/s when memory bandwidth is the limit */
+    double gpu_resident;   /* bytes/s sorted in device memory */
+    double gpu_chunk;      /* bytes/s of chunks staged to the device and back */
+} rec_rate = {
+    .cpu_per_thread = 4.45e8, /* 2 cores: 449 MB in 0.506 s */
+    .cpu_max = 2.45e9,        /* 16 cores: 1.41 GB more in 0.575 s */
+    .gpu_resident = 4.67e9,   /* H100: 1.41 GB more in 0.302 s */
+    .gpu_chunk = 3.24e9,      /* chunks meet the CPU's 16 cores at 3.2 GB */
+};
+
+uint64_t gm_engine_records_least(int nthreads, int resident)
+{
+    double cpu = rec_rate.cpu_per_thread * (nthreads > 0 ? nthreads : 1);
+    cpu = cpu < rec_rate.cpu_max ? cpu : rec_rate.cpu_max;
+    double gpu = resident ? rec_rate.gpu_resident : rec_rate.gpu_chunk;
+    if (cpu >= gpu)
+        return UINT64_MAX;
+    /* b / cpu = start + b / gpu */
+    return (uint64_t)(rate.gpu_start / (1 / cpu - 1 / gpu));
+}
 
 static double cpu_estimate(gm_op op, int64_t n, int nthreads)
 {

@@ -23,6 +23,8 @@
 #ifndef GM_ENGINE_H
 #define GM_ENGINE_H
 
+#include <stdint.h>
+
 #include "base/config.h"
 
 /* Stage timings and the plan actually carried out, for -v. */
@@ -109,6 +111,12 @@ double gm_engine_release(double *took);
  * why gets the reason in words, for -v. */
 int gm_engine_text_path(const gm_config *cfg, uint64_t bytes, int nthreads, char *why,
                         size_t size);
+
+/* The bytes of text from which --device=auto gives a sort on the records path
+ * to the GPU on nthreads threads: sorted in device memory (resident: every input
+ * a regular file) or chunk by chunk; the estimates meet there. UINT64_MAX where
+ * the CPU is never slower. */
+uint64_t gm_engine_records_least(int nthreads, int resident);
 
 /* Chooses the CUDA device cfg->gpu names (--gpu=N) for the run's start-up, before
  * anything may begin it (gm_gpu_select). */

@@ -7,8 +7,8 @@
  * the fan-in in passes, the last into the output, as coreutils' sort.c sorts
  * its buffer and merges its temporary files.
  *
- * Where the GPU sorts (--device=gpu, or auto on inputs of GM_RECORDS_GPU_MIN_BYTES
- * or more with a driver loaded) and every input is a regular file, the text goes
+ * Where the GPU sorts (--device=gpu, or auto with a driver loaded on inputs from
+ * the size where the cost model's estimates meet, gm_engine_records_least) and every input is a regular file, the text goes
  * to device memory whole and comes back sorted (recdev.c), whatever the budget;
  * where the device declines that, or an input is a pipe, a chunk's blocks are
  * only counted as they come, and the device makes and sorts their records
@@ -38,7 +38,6 @@
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
 
-#define GM_RECORDS_GPU_MIN_BYTES ((size_t)GM_RECORDS_GPU_MIN_MIB << 20)
 
 /* For the tests only: the size of the blocks a sort reads (0: from the budget). */
 static size_t test_block;
@@ -132,8 +131,8 @@ int gm_records_gpu_auto(const gm_keyspec *ks)
 
 /* Whether the sort keeps its chunks as text for the GPU (or the text in device
  * memory, recdev.c); auto begins CUDA's start-up then, to overlap the read. Auto
- * takes the GPU from GM_RECORDS_RESIDENT_MIN_MIB of regular files, else from
- * GM_RECORDS_GPU_MIN_MIB. */
+ * takes the GPU where the cost model's estimates give it the inputs' bytes:
+ * sorted in device memory where every input is a regular file, else by chunks. */
 static int gpu_wanted(const struct rec_run *r)
 {
     const gm_config *cfg = r->cfg;
@@ -142,8 +141,7 @@ static int gpu_wanted(const struct rec_run *r)
     int regular = 1;
     for (int i = 0; i < r->nnames; i++)
         regular &= r->drained[i] || r->srcs[i].regular;
-    size_t least = regular ? (size_t)GM_RECORDS_RESIDENT_MIN_MIB << 20
-                           : GM_RECORDS_GPU_MIN_BYTES;
+    uint64_t least = gm_engine_records_least(r->nthreads, regular);
     if (cfg->device == GM_DEVICE_AUTO &&
         (r->in_bytes < least || !gm_records_gpu_auto(r->ks) || !gm_gpu_driver_loaded()))
         return 0;
@@ -168,7 +166,7 @@ static int gpu_sort(struct chunk *c, struct rec_run *r, gm_status *st)
     const gm_config *cfg = r->cfg;
     int rc = GM_ETEXT;
     char why[sizeof st->msg] = "fewer than two lines";
-    if (c->lines >= 2 && cfg->device == GM_DEVICE_AUTO && c->bytes < GM_RECORDS_GPU_MIN_BYTES) {
+    if (c->lines >= 2 && cfg->device == GM_DEVICE_AUTO && c->bytes < gm_engine_records_least(r->nthreads, 0)) {
         snprintf(why, sizeof why, "auto: a chunk of %zu bytes", c->bytes);
     } else if (c->lines >= 2) {
         rc = gm_gpu_probe(NULL, st);

@@ -46,21 +46,12 @@ typedef struct gm_records_said {
 int gm_records_run(gm_op op, const gm_config *cfg, const gm_plan *plan, char *const *names,
                    int nnames, gm_records_said *said, gm_status *st);
 
-/* The cost constant of --device=auto on the records path: the GPU sorts a
- * chunk of at least this many MiB of text (and is started when the inputs
- * have as many); below it the CPU's sort ends first, CUDA's start-up counted
- * (bench/RESULTS.md, the cost model of --device=auto). */
-enum { GM_RECORDS_GPU_MIN_MIB = 3072 };
-
-/* The same for the sort in device memory (recdev.c), where every input is a
- * regular file: from this many MiB of them the GPU ends first. */
-enum { GM_RECORDS_RESIDENT_MIN_MIB = 2048 };
-
 /* Whether the GPU may sort op's chunks in the order of ks: a sort whose first
  * key's prefix the device makes (keyprefix.h's gm_kp_takes). */
 int gm_records_gpu_takes(gm_op op, const gm_keyspec *ks);
 
-/* Whether --device=auto gives such a sort to the GPU (from the sizes above): not
+/* Whether --device=auto gives such a sort to the GPU (from the size where the
+ * cost model's estimates meet, engine.h's gm_engine_records_least): not
  * where a first key by -V has other keys behind it, whose prefix ties (wherever
  * names share their first number) the device's rounds leave to the host's
  * comparison; where -V is the one key the rounds order them by its stream. */
