@@ -6,7 +6,8 @@
  * never started one, for the integer path, the records path, the external sort,
  * merge and check; --progress on a pipe: plain lines, the share done never
  * falling, no line saying what the one before said, at most one line a period,
- * and a last "done 100%" line.
+ * and a last "done 100%" line; an external sort's "sorting" and "merging runs"
+ * lines with shares between its reading's and its writing's, and a time left.
  *
  * $GPUMERGE names the binary; $GPUMERGE_FORCED (--progress-tick) makes a short
  * run say many progress lines.
