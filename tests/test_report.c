@@ -6,7 +6,8 @@
  * never started one, for the integer path, the records path, the external sort,
  * merge and check; --progress on a pipe: plain lines, the share done never
  * falling, no line saying what the one before said, at most one line a period,
- * and a last "done 100%" line.
+ * and a last "done 100%" line; an external sort's "sorting" and "merging runs"
+ * lines with shares between its reading's and its writing's, and a time left.
  *
  * $GPUMERGE names the binary; $GPUMERGE_FORCED (--progress-tick) makes a short
  * run say many progress lines.
@@ -203,8 +204,10 @@ static void said_of(const char *line, const char *end, char *head, size_t size)
  * a plain progress line (no \r), the share never falling, the bytes read never
  * above the inputs' size, none saying what the one before said (its rate and
  * time left aside), at most one a tick_ms period (and the last), the last "done
- * 100%". Returns the number of lines. */
-static int assert_progress(const char *dir, const char *binary, const char *args, int tick_ms)
+ * 100%". Returns the number of lines; *err (unless NULL) takes the lines, the
+ * caller's to free. */
+static int assert_progress(const char *dir, const char *binary, const char *args, int tick_ms,
+                           char **err)
 {
     char *cmd;
     if (asprintf(&cmd, "'%s' %s", binary, args) < 0)
@@ -259,6 +262,10 @@ static int assert_progress(const char *dir, const char *binary, const char *args
     int most = (int)(wall * 1000 / tick_ms) + 2;
     cr_assert_leq(n, most, "%s: %d lines in %.3f s, one each %d ms at most: %s", args, n, wall,
                   tick_ms, r.err);
+    if (err) {
+        *err = r.err;
+        r.err = NULL;
+    }
     cmd_free(&r);
     free(cmd);
     return n;
@@ -269,11 +276,11 @@ Test(report, progress_lines_on_a_pipe, .timeout = 120)
 {
     char *dir = data_dir();
     const char *g = gpumerge_path();
-    assert_progress(dir, g, "sort --progress --parallel=1 -S 1M ints -o out", 250);
-    assert_progress(dir, g, "sort --progress -S 1M -k2,2 recs -o out", 250);
-    assert_progress(dir, g, "merge --progress sorted sorted -o out", 250);
-    assert_progress(dir, g, "check --progress sorted", 250);
-    assert_progress(dir, g, "check --progress -k2,2 rsorted", 250);
+    assert_progress(dir, g, "sort --progress --parallel=1 -S 1M ints -o out", 250, NULL);
+    assert_progress(dir, g, "sort --progress -S 1M -k2,2 recs -o out", 250, NULL);
+    assert_progress(dir, g, "merge --progress sorted sorted -o out", 250, NULL);
+    assert_progress(dir, g, "check --progress sorted", 250, NULL);
+    assert_progress(dir, g, "check --progress -k2,2 rsorted", 250, NULL);
     /* a pipe's size is not known: no share, but the last line */
     char *cmd;
     if (asprintf(&cmd, "cat ints | '%s' sort --progress -o out", g) < 0)
@@ -306,16 +313,17 @@ Test(report, progress_through_every_stage, .timeout = 120)
     char *f;
     if (asprintf(&f, "%s' '--progress-tick=2", forced) < 0)
         abort();
-    int lines = assert_progress(dir, f, "sort --progress --parallel=1 -S 1M ints -o out", 2);
-    lines += assert_progress(dir, f, "sort --progress --parallel=1 -S 1M -k2,2 recs -o out", 2);
-    lines += assert_progress(dir, f, "merge --progress --parallel=1 sorted sorted -o out", 2);
+    int lines = assert_progress(dir, f, "sort --progress --parallel=1 -S 1M ints -o out", 2, NULL);
+    lines += assert_progress(dir, f, "sort --progress --parallel=1 -S 1M -k2,2 recs -o out", 2,
+                             NULL);
+    lines += assert_progress(dir, f, "merge --progress --parallel=1 sorted sorted -o out", 2, NULL);
     /* whole lines by -n that are not integers: the integer path hands them over
      * after its first block (or more, from a larger input) */
-    lines += assert_progress(dir, f, "sort --progress --parallel=1 -n recs -o out", 2);
+    lines += assert_progress(dir, f, "sort --progress --parallel=1 -n recs -o out", 2, NULL);
     cmd_result c8 = run_sh(dir, "cat recs recs recs recs recs recs recs recs > recs8");
     cr_assert_eq(c8.status, 0);
     cmd_free(&c8);
-    lines += assert_progress(dir, f, "sort --progress -n recs8 -o out", 2);
+    lines += assert_progress(dir, f, "sort --progress -n recs8 -o out", 2, NULL);
     cr_assert_gt(lines, 3, "too few lines to tell");
     /* the external sort of a larger input says it reads, and names its runs */
     char *cmd;
@@ -327,6 +335,87 @@ Test(report, progress_through_every_stage, .timeout = 120)
     cr_assert(strstr(r.err, "progress: reading ") != NULL, "%s", r.err);
     cmd_free(&r);
     free(cmd);
+    free(f);
+    free(dir);
+}
+
+/* One progress line as the next test reads it: its stage, its share (-1: none)
+ * and whether it gives the time left. */
+struct said {
+    char stage[16];
+    int pct;
+    int left;
+};
+
+/* The progress lines of err into lines (at most max). Returns their number. */
+static int said_lines(const char *err, struct said *lines, int max)
+{
+    const char *p = "gpumerge: progress: ";
+    int n = 0;
+    for (const char *line = err; *line && n < max; n++) {
+        const char *end = strchr(line, '\n');
+        cr_assert_not_null(end, "an unended line: %s", err);
+        cr_assert(strncmp(line, p, strlen(p)) == 0, "%.*s", (int)(end - line), line);
+        const char *t = line + strlen(p);
+        size_t k = strspn(t, "abcdefghijklmnopqrstuvwxyz ");
+        size_t len = k > 0 && t[k - 1] == ' ' ? k - 1 : k;
+        cr_assert_lt(len, sizeof lines[n].stage, "%.*s", (int)(end - line), line);
+        memcpy(lines[n].stage, t, len);
+        lines[n].stage[len] = '\0';
+        if (sscanf(t + k, "%d%%", &lines[n].pct) != 1)
+            lines[n].pct = -1;
+        const char *left = strstr(line, " s left");
+        lines[n].left = left != NULL && left < end;
+        line = end + 1;
+    }
+    return n;
+}
+
+/* The stages between reading and writing move the share and say the time left:
+ * an external sort that sorts its chunks and merges its runs in passes says a
+ * "sorting" or "merging runs" line whose share is above the last "reading"
+ * line's and below the first "writing" line's, and such lines give the time
+ * left. */
+Test(report, progress_moves_while_sorting_and_merging_runs, .timeout = 120)
+{
+    const char *forced = getenv("GPUMERGE_FORCED");
+    if (!forced)
+        cr_skip_test("GPUMERGE_FORCED (make builds it) not set");
+    char *dir = data_dir();
+    cmd_result c8 = run_sh(dir, "cat ints ints ints ints ints ints ints ints > ints8 && "
+                                "cat recs recs recs recs recs recs recs recs > recs8");
+    cr_assert_eq(c8.status, 0);
+    cmd_free(&c8);
+    char *f;
+    if (asprintf(&f, "%s' '--progress-tick=2", forced) < 0)
+        abort();
+    const char *const runs[] = { "sort --progress --parallel=1 -S 1M ints8 -o out",
+                                 "sort --progress --parallel=1 -S 1M -k2,2 recs8 -o out", NULL };
+    for (int i = 0; runs[i]; i++) {
+        char *err;
+        assert_progress(dir, f, runs[i], 2, &err);
+        struct said lines[4096];
+        int n = said_lines(err, lines, 4096);
+        int read_pct = -1, write_pct = 101, between = 0, left = 0;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(lines[j].stage, "reading") == 0)
+                read_pct = lines[j].pct;
+            if (strcmp(lines[j].stage, "writing") == 0 && write_pct == 101)
+                write_pct = lines[j].pct;
+        }
+        for (int j = 0; j < n; j++) {
+            if (strcmp(lines[j].stage, "sorting") && strcmp(lines[j].stage, "merging runs"))
+                continue;
+            between |= lines[j].pct > read_pct && lines[j].pct < write_pct;
+            left |= lines[j].left;
+        }
+        cr_assert(read_pct >= 0 && write_pct <= 100, "%s: no reading or writing line: %s",
+                  runs[i], err);
+        cr_assert(between, "%s: no sorting or merging runs line between %d%% and %d%%: %s",
+                  runs[i], read_pct, write_pct, err);
+        cr_assert(left, "%s: no time left while sorting or merging runs: %s", runs[i], err);
+        free(err);
+    }
     free(f);
     free(dir);
 }

@@ -177,13 +177,22 @@ void gm_lines_close(gm_lines_src *s)
 }
 
 /* The block's terminators counted a UNIT at a time as the parallel pread reads it. */
+typedef void progress_fn(int64_t bytes); /* a --progress counter (progress.h) */
+
 struct count_job {
     const unsigned char *block; /* the block being read, from its start (fill) */
     unsigned char eol;     /* the line terminator counted (fill, from s->eol) */
     uint32_t *counts;      /* per UNIT of the block from its start, or NULL */
-    int progress;          /* each unit's bytes go to --progress as they arrive, */
+    progress_fn *progress; /* each unit's bytes go to --progress as they arrive
+                            * (NULL: not counted), */
     size_t at;             /* those from here: the carry before it was counted */
 };
+
+/* What --progress counts s's bytes as: an input's, a run's, or nothing. */
+static progress_fn *progress_of(const gm_lines_src *s)
+{
+    return s->input ? gm_progress_read : s->run ? gm_progress_run_read : NULL;
+}
 
 /* Unit unit, block[lo, hi), just read: its terminators into counts[unit], while
  * its bytes are in cache, and its bytes to --progress. */
@@ -195,7 +204,7 @@ static void count_unit(void *ctx, int span, int unit, size_t lo, size_t hi)
         j->counts[unit] = (uint32_t)count_eol(j->block + lo, j->block + hi, j->eol);
     size_t from = lo > j->at ? lo : j->at;
     if (j->progress && hi > from)
-        gm_progress_read((int64_t)(hi - from));
+        j->progress((int64_t)(hi - from));
 }
 
 /* Reads up to room bytes at block + at: *got bytes, 0 at the end. A regular
@@ -209,9 +218,9 @@ static int fill(gm_lines_src *s, unsigned char *block, size_t at, size_t room, u
         if (n > 0) {
             /* units of the block from its start, each read then counted */
             gm_pread_span span = { s->fd, s->shown, (char *)block, at, at + n, s->off };
-            struct count_job j = { block, (unsigned char)s->eol, counts, s->input, at };
+            struct count_job j = { block, (unsigned char)s->eol, counts, progress_of(s), at };
             int rc = gm_pread_parallel(&span, 1, UNIT, nthreads,
-                                       counts || s->input ? count_unit : NULL, &j, st);
+                                       counts || j.progress ? count_unit : NULL, &j, st);
             if (rc)
                 return rc;
             s->off += (int64_t)n;
@@ -369,9 +378,9 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         }
         s->eols += (int64_t)(fills == 0 && counts ? sum_counts(counts, filled, got)
                              : count_eol(buf + filled, buf + filled + got, eol));
-        if (s->input && !s->regular) /* a pipe's bytes as read (a file's: count_unit),
-                                          never a carry or head again */
-            gm_progress_read((int64_t)got);
+        if (progress_of(s) && !s->regular) /* a pipe's bytes as read (a file's:
+                                                count_unit), never a carry or head again */
+            progress_of(s)((int64_t)got);
         filled += got;
         fills++;
         if (eager && memchr(buf + filled - got, eol, got))

@@ -111,6 +111,8 @@ typedef struct gm_lines_src {
     int64_t eols;     /* terminators read here (the line number of a too-long line) */
     size_t line_max;  /* the longest line read (bytes before its end), 0: any */
     int input;        /* an input's, not a run's: --progress counts its bytes */
+    int run;          /* a temporary run read back by a merge: --progress counts its
+                       * bytes as a run's (the merge sets it after opening) */
     int64_t lines_out;  /* lines handed out in blocks */
     int64_t block_line; /* line0 and the lines handed out before the last block */
     const gm_config *watch; /* the run whose default -n checks the lines for a

@@ -216,6 +216,8 @@ static int chunk_sort(struct chunk *c, struct rec_run *r, gm_status *st)
     }
     c->lines = 0;
     r->sort += gm_now() - a;
+    if (!rc)
+        gm_progress_sorted((int64_t)c->bytes);
     return rc;
 }
 

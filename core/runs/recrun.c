@@ -70,6 +70,7 @@ static int merge_group(const gm_recmerge_opts *o, gm_recrun *runs, int k, gm_rec
         if (rc)
             break;
         gm_lines_open_fd(&src[i], runs[i].fd, 1, runs[i].shown, o->ks->eol);
+        src[i].run = 1;
         runs[i].fd = -1; /* the source's now */
         ptr[i] = &src[i];
     }

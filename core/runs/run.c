@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/progress.h"
 #include "base/util.h"
 
 struct seg_header {
@@ -36,6 +37,7 @@ static int put_all(gm_runfile *r, const void *buf, size_t len, gm_status *st)
         return gm_tmpfile_end(&r->f, r->f.bytes, gm_fail(st, GM_EIO, "write failed: %s: %s",
                                                           r->f.shown, strerror(err)), st);
     r->f.bytes += (int64_t)len;
+    gm_progress_run_bytes((int64_t)len);
     return GM_OK;
 }
 
@@ -88,6 +90,7 @@ static int get_all(gm_runfile *r, void *buf, size_t len, int *ended, gm_status *
         }
         p += got;
         len -= (size_t)got;
+        gm_progress_run_read(got);
     }
     return GM_OK;
 }

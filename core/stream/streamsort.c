@@ -24,7 +24,20 @@ struct sorter {
     gm_runfile *runs; /* the runs spilled, in order; grown by spill */
     int nruns, cap; /* runs written, and room for; spill */
     int sized;      /* kb's room set from the first block's keys per byte */
+    int64_t held;   /* the inputs' bytes whose keys kb holds, for --progress; added by
+                     * sort_input, taken by sorted */
 };
+
+/* The first count of kb's keys are sorted: their share of the bytes held goes
+ * to --progress (all of them when count is every key held). */
+static void sorted(struct sorter *so, int64_t count)
+{
+    int64_t n = so->kb.n, bytes = so->held;
+    if (count < n)
+        bytes = (int64_t)((double)so->held * (double)count / (double)n);
+    gm_progress_sorted(bytes);
+    so->held -= bytes;
+}
 
 /* The scratch of room for need bytes. */
 static int scratch_room(struct sorter *so, size_t need, gm_status *st)
@@ -58,6 +71,7 @@ static int spill(struct stream *s, struct sorter *so, int64_t count, gm_status *
     rc = gm_stream_engine(s, GM_OP_SORT, &keys, &other, NULL, 1, st);
     if (rc)
         return rc;
+    sorted(so, count);
     gm_runfile *r = &so->runs[so->nruns];
     rc = gm_run_create(r, &s->temps, st);
     if (rc)
@@ -102,7 +116,9 @@ static int sort_input(struct stream *s, struct sorter *so, int i, gm_status *st)
     gm_parse_opts o = { s->nthreads, 0, s->mask, 0, !s->cfg->strict };
     int rc = gm_stream_input_open(s, i, s->plan->sort_block, st);
     while (!rc && !in->eof) {
+        int64_t before = in->bytes;
         rc = gm_stream_read_keys(s, in, &o, kb, st);
+        so->held += in->bytes - before;
         if (!rc && !s->warm && s->plan->total_bytes < 0) /* a pipe: the keys so far */
             s->warm = gm_engine_warm(s->cfg, GM_OP_SORT, kb->n, s->nthreads);
         if (!rc && !so->sized && s->plan->total_bytes > 0 && kb->n > 0)
@@ -129,6 +145,8 @@ static int sort_in_memory(struct stream *s, struct sorter *so, gm_status *st)
     gm_keys keys = { kb->data, kb->n, kb->width };
     if (!rc)
         rc = gm_stream_engine(s, GM_OP_SORT, &keys, &so->scratch, NULL, 1, st);
+    if (!rc)
+        sorted(so, kb->n);
     if (!rc) {
         /* The sort's other buffer goes back before the output is written, so
          * that the output's pages (a file's page cache, a pipe's reader) can
@@ -184,7 +202,7 @@ int gm_stream_sort(struct stream *s, gm_status *st)
     int rc = gm_text_sort(s->cfg, s->plan, s->ins, s->nnames, s->w, s->stats, st);
     if (rc != GM_ETEXT)
         return rc;
-    struct sorter so = { { NULL, 0, 0, 0, GM_I32 }, NULL, 0, NULL, 0, 0, 0 };
+    struct sorter so = { { NULL, 0, 0, 0, GM_I32 }, NULL, 0, NULL, 0, 0, 0, 0 };
     so.kb.limit = s->plan->chunk_keys[0] + (int64_t)s->plan->sort_block;
     rc = GM_OK;
     int handed = 0;

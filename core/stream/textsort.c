@@ -40,6 +40,8 @@ struct file_span {
 struct text_ctx {
     int nthreads;      /* threads for the staging copies */
     gm_writer *w;      /* where the sorted pieces go */
+    int64_t unsorted;  /* the text's bytes, to --progress as sorted at the first piece
+                        * (sort_on_gpu, to_writer) */
 };
 
 /* The pool's memcpy for the staging ring. */
@@ -52,6 +54,8 @@ static void pool_copy(void *ctx, void *dst, const void *src, size_t len)
 static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
 {
     struct text_ctx *t = ctx;
+    gm_progress_sorted(t->unsorted);
+    t->unsorted = 0;
     return gm_writer_put_text(t->w, text, len, st);
 }
 
@@ -252,7 +256,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
         return GM_ETEXT;
     }
     const char eol = cfg->zero_terminated ? '\0' : '\n';
-    struct text_ctx ctx = { nthreads, w };
+    struct text_ctx ctx = { nthreads, w, (int64_t)len };
     gm_text_job job = { text, (size_t)len, eol, cfg->reverse, cfg->unique, cfg->kernel,
                         !cfg->strict, pool_copy, &ctx, to_writer, &ctx };
     gm_text_result res;
@@ -262,6 +266,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     rc = gm_gpu_sort_text(&job, &res, &t, st);
     double t2 = gm_now();
     if (rc == GM_OK) {
+        gm_progress_sorted(ctx.unsorted);
         for (int i = 0; i < nins; i++) { /* where read(2) would leave them */
             if (!f[i].stream && f[i].fd >= 0)
                 lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);
@@ -279,11 +284,13 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
         return GM_OK;
     }
     if (rc == GM_ETEXT) {
+        gm_progress_read(-(int64_t)len); /* the CPU's path reads the text again */
         gm_report_fact(cfg, "text", "%s; the CPU's path reads the input", st->msg);
         return GM_ETEXT;
     }
     if (res.bytes > 0 || cfg->device == GM_DEVICE_GPU || rc == GM_EPIPE || rc == GM_EIO)
         return rc;
+    gm_progress_read(-(int64_t)len);
     gm_say(cfg, GM_MSG_NOTICE, "notice: %s; using the CPU", st->msg);
     return GM_ETEXT;
 }

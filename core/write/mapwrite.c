@@ -222,8 +222,7 @@ static int region_close(gm_writer *w, struct region *r)
     if (r->failed) /* the reserving ended early: the output stopped being wanted */
         return EIO;
     w->bytes += (int64_t)r->len;
-    if (!w->scratch)
-        gm_progress_written((int64_t)r->len);
+    (w->scratch ? gm_progress_run_bytes : gm_progress_written)((int64_t)r->len);
     return 0;
 }
 

@@ -87,8 +87,8 @@ typedef struct gm_writer {
     int map;             /* writing through a shared mapping (mapwrite.c), not write(2) */
     int extended;        /* the mapping's fallocate extended the file */
     int64_t reserved_end;/* the file's space is reserved up to here (gm_writer_ahead) */
-    int scratch;         /* a temporary run's file, not the output: --progress does
-                          * not count its bytes (the caller sets it after
+    int scratch;         /* a temporary run's file, not the output: --progress counts
+                          * its bytes as a run's (the caller sets it after
                           * gm_writer_init) */
     struct gm_ahead *ahead; /* reserving ahead, while it runs */
 } gm_writer;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
 #include "sort/recsort.h"
 #include "base/util.h"
 
@@ -113,6 +114,8 @@ static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_sta
     if (k->w)
         return gm_writer_put_text(k->w, (const char *)buf, len, st);
     int err = gm_write_all(k->fd, buf, len);
+    if (!err) /* a temporary run's file (an output goes through a writer) */
+        gm_progress_run_bytes((int64_t)len);
     return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
 }
 

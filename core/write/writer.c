@@ -206,8 +206,8 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
         w->stats.write += gm_now() - a;
         if (!err)
             w->bytes += (int64_t)len;
-        if (!err && !w->scratch)
-            gm_progress_written((int64_t)len);
+        if (!err)
+            (w->scratch ? gm_progress_run_bytes : gm_progress_written)((int64_t)len);
     }
     return err ? writer_error(w, err, st) : GM_OK;
 }
