@@ -117,10 +117,15 @@ static sigset_t block(void)
     return old;
 }
 
+/* Ends the section. Where a handler has started meanwhile, the process is ending
+ * by its signal: this thread waits for that end instead of going on to report a
+ * file it was refused, so that the status is the signal's, never an error's. */
 static void unblock(sigset_t old)
 {
     __atomic_sub_fetch(&changing, 1, __ATOMIC_SEQ_CST);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    while (__atomic_load_n(&handling, __ATOMIC_SEQ_CST) > 0)
+        pause();
 }
 
 sigset_t gm_cleanup_block(void)
