@@ -66,6 +66,30 @@ static int rows_of(const char *cmd, const char *err, struct row *rows, int max)
 /* The -v of one command: its facts (want_facts, in this order, before any row),
  * its stage rows (want_rows exactly, in this order, total last), the total at
  * least the rows' sum, and no line of a GPU. */
+/* -v says nothing twice: no line repeated, and the device's line (what the run
+ * found) does not restate the engine's reason (what the plan chose). */
+static void assert_said_once(const char *args, const char *err)
+{
+    for (const char *l = err; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        size_t len = strcspn(l, "\n");
+        for (const char *m = l + len; *m; m++)
+            if (m[-1] == '\n' && strncmp(m, l, len) == 0 && (m[len] == '\n' || !m[len]))
+                cr_assert_fail("%s: a line said twice: %.*s", args, (int)len, l);
+    }
+    const char *e = strstr(err, "gpumerge: engine   "), *d = strstr(err, "gpumerge: device   ");
+    if (!e || !d)
+        return;
+    const char *open = strchr(e, '('), *end = strchr(e, '\n');
+    if (!open || !end || open > end)
+        return;
+    char why[512];
+    snprintf(why, sizeof why, "%.*s", (int)(end - open), open);
+    size_t dl = strcspn(d, "\n");
+    char dev[512];
+    snprintf(dev, sizeof dev, "%.*s", (int)dl, d);
+    cr_assert_null(strstr(dev, why), "%s: the device's line restates the engine's: %s", args, err);
+}
+
 static void assert_report(const char *dir, const char *args, int status,
                           const char *const *want_facts, const char *const *want_rows)
 {
@@ -105,6 +129,7 @@ static void assert_report(const char *dir, const char *args, int status,
     cr_assert_null(want_rows[s], "%s: lacks the row %s: %s", args, want_rows[s], r.err);
     cr_assert_eq(strcmp(rows[n - 1].key, "total"), 0, "%s: the total is not last", args);
     cr_assert_null(strstr(r.err, "CUDA"), "%s: %s", args, r.err);
+    assert_said_once(args, r.err);
     cmd_free(&r);
     free(cmd);
 }

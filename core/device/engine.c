@@ -206,7 +206,8 @@ int gm_engine_run(const gm_config *cfg, gm_op op, gm_keys *keys, void **scratch,
     if (cfg->device == GM_DEVICE_AUTO) {
         if (trivial || cpu_t < rate.gpu_start) {
             snprintf(rep->reason, sizeof rep->reason,
-                     "auto: cpu estimate %.3f s, too short to pay for a GPU's start-up", cpu_t);
+                     "auto: cpu estimate %.3f s, below a GPU's start-up of %.2f s", cpu_t,
+                     rate.gpu_start);
             return run_cpu(op, keys, scratch, offsets, nruns, cfg->reverse, nthreads);
         }
     }

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "plan/plan.h"
 #include "base/util.h"
@@ -70,7 +71,9 @@ static void say_found(const gm_config *cfg, gm_op op, const gm_stream_stats *s)
             if (s->calls[o][d] && len < sizeof calls)
                 len += (size_t)snprintf(calls + len, sizeof calls - len, "; %s: %d on the %s",
                                         opn[o], s->calls[o][d], dev[d]);
-    if (ncalls == 1)
+    /* one call where --device named its device: the engine's line said it all */
+    int named = strcmp(rep->reason, "--device=cpu") == 0 || strcmp(rep->reason, "--device=gpu") == 0;
+    if (ncalls == 1 && !named)
         gm_report_fact(cfg, "device", "%s (%s)", dev[gpu], rep->reason);
     else if (ncalls > 1)
         gm_report_fact(cfg, "device", "%s (%s; the largest of %d calls, %lld keys%s)", dev[gpu],
