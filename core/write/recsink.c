@@ -5,16 +5,17 @@
  * which is written in one call, as cuDF gathers rows once by the sorted indices.
  * -u keeps the first line of every run of equal keys (sort's rule), marked in
  * parallel and carried across windows and calls by the last line kept. The sink
- * has two buffers: one is written by a thread of its own while the other fills.
+ * has two buffers: one is written by its writer thread (one for the sink's life)
+ * while the other fills.
  */
 #define _GNU_SOURCE
 #include "write/recsink.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/progress.h"
+#include "write/bgwrite.h"
 #include "sort/recsort.h"
 #include "base/util.h"
 
@@ -39,13 +40,9 @@ void gm_recsink_init(gm_recsink *k, const gm_keyspec *ks, gm_writer *w, int fd,
     k->cap = cap < MIN_CAP ? MIN_CAP : cap;
 }
 
-static int window_join(struct gm_recsink_writer *ww, gm_status *st);
-
 void gm_recsink_free(gm_recsink *k)
 {
-    if (k->writer)
-        window_join(k->writer, NULL);
-    free(k->writer);
+    gm_bgwrite_free(k->writer);
     gm_buf_free(k->buf);
     gm_buf_free(k->spare);
     free(k->last);
@@ -96,19 +93,10 @@ static int save_last(gm_recsink *k, gm_status *st)
     return GM_OK;
 }
 
-/* Writes one buffer of lines on a thread of its own while the next fills. */
-struct gm_recsink_writer {
-    gm_recsink *k;            /* the sink whose output it writes (hand_off) */
-    const unsigned char *buf; /* the full buffer being written (window_start) */
-    size_t len;               /* buf's bytes (window_start) */
-    int rc;                   /* the write's result (window_writer; GM_OK from window_start) */
-    gm_status st;             /* the write's error, copied out by window_join (window_writer) */
-    pthread_t tid;            /* the writing thread (window_start) */
-    int running;              /* tid is started and not yet joined (window_start, window_join) */
-};
-
-static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_status *st)
+/* The writer thread's job: one full buffer into the output or the run. */
+static int write_out(void *ctx, const unsigned char *buf, size_t len, gm_status *st)
 {
+    gm_recsink *k = ctx;
     if (len == 0)
         return GM_OK;
     if (k->w)
@@ -119,35 +107,6 @@ static int write_out(gm_recsink *k, const unsigned char *buf, size_t len, gm_sta
     return err ? gm_fail(st, GM_EIO, "write failed: %s: %s", k->shown, strerror(err)) : GM_OK;
 }
 
-static void *window_writer(void *arg)
-{
-    struct gm_recsink_writer *ww = arg;
-    ww->rc = write_out(ww->k, ww->buf, ww->len, &ww->st);
-    return NULL;
-}
-
-/* Waits for the window being written; its error, if any, into st. */
-static int window_join(struct gm_recsink_writer *ww, gm_status *st)
-{
-    if (!ww->running)
-        return GM_OK;
-    pthread_join(ww->tid, NULL);
-    ww->running = 0;
-    if (ww->rc && st)
-        *st = ww->st;
-    return ww->rc;
-}
-
-static int window_start(struct gm_recsink_writer *ww, const unsigned char *buf, size_t len,
-                        gm_status *st)
-{
-    ww->buf = buf;
-    ww->len = len;
-    ww->rc = GM_OK;
-    ww->running = gm_thread_start(&ww->tid, window_writer, ww) == 0;
-    return ww->running ? GM_OK : write_out(ww->k, buf, len, st);
-}
-
 /* Hands the buffered lines to the writer thread (after the buffer it writes is
  * done) and goes on in the other buffer. */
 static int hand_off(gm_recsink *k, gm_status *st)
@@ -156,14 +115,12 @@ static int hand_off(gm_recsink *k, gm_status *st)
         return GM_OK;
     int rc = save_last(k, st);
     if (!rc && !k->writer) {
-        k->writer = calloc(1, sizeof *k->writer);
+        k->writer = gm_bgwrite_new(write_out, k);
         if (!k->writer)
             rc = gm_fail(st, GM_ENOMEM, "out of memory writing");
-        else
-            k->writer->k = k;
     }
     if (!rc)
-        rc = window_join(k->writer, st);
+        rc = gm_bgwrite_wait(k->writer, st);
     if (!rc && k->spare_cap < k->cap) {
         gm_buf_free(k->spare);
         k->spare = gm_buf_alloc(k->cap, "output", st);
@@ -181,7 +138,7 @@ static int hand_off(gm_recsink *k, gm_status *st)
     k->spare_cap = full_cap;
     k->len = 0;
     k->bytes += (int64_t)len;
-    return window_start(k->writer, full, len, st);
+    return gm_bgwrite_start(k->writer, full, len, st);
 }
 
 void gm_recsink_reserve(gm_recsink *k, uint64_t bytes)
@@ -193,7 +150,7 @@ void gm_recsink_reserve(gm_recsink *k, uint64_t bytes)
 int gm_recsink_flush(gm_recsink *k, gm_status *st)
 {
     int rc = hand_off(k, st);
-    int wrc = k->writer ? window_join(k->writer, rc ? NULL : st) : GM_OK;
+    int wrc = k->writer ? gm_bgwrite_wait(k->writer, rc ? NULL : st) : GM_OK;
     return rc ? rc : wrc;
 }
 

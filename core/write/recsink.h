@@ -22,7 +22,7 @@ typedef struct gm_recsink {
     size_t len, cap;       /* buf's bytes filled and allocated (gm_recsink_put, grow, hand_off) */
     unsigned char *spare;  /* being written, or free */
     size_t spare_cap;      /* spare's bytes allocated (hand_off swaps it with cap) */
-    struct gm_recsink_writer *writer; /* the thread writing spare */
+    struct gm_bgwrite *writer; /* the thread writing spare (hand_off) */
     /* -u: the last line kept, in buf or (after a flush) in last */
     int have_last;
     gm_rec last_rec;
