@@ -74,6 +74,11 @@ static void add64(int64_t *v, int64_t n)
 void gm_progress_total(int64_t bytes) { __atomic_store_n(&P.total, bytes, __ATOMIC_RELAXED); }
 void gm_progress_read(int64_t bytes) { add64(&P.read, bytes); }
 void gm_progress_sorted(int64_t bytes) { add64(&P.sorted, bytes); }
+void gm_progress_sorted_once(int64_t *bytes)
+{
+    add64(&P.sorted, *bytes);
+    *bytes = 0;
+}
 void gm_progress_written(int64_t bytes) { add64(&P.written, bytes); }
 void gm_progress_run_bytes(int64_t bytes) { add64(&P.run_bytes, bytes); }
 void gm_progress_run_read(int64_t bytes) { add64(&P.run_read, bytes); }

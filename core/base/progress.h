@@ -35,6 +35,8 @@ void gm_progress_read(int64_t bytes);     /* an input's bytes read (not a run's)
                                            * are read again */
 void gm_progress_read_done(void);         /* every input read (a sort sorts next) */
 void gm_progress_sorted(int64_t bytes);   /* inputs' bytes whose chunk's sort returned */
+void gm_progress_sorted_once(int64_t *bytes); /* *bytes as sorted, then 0: a GPU sort's
+                                           * text at its first sorted piece or its end */
 void gm_progress_written(int64_t bytes);  /* the output's bytes written */
 void gm_progress_run_written(void);       /* a temporary run begun */
 void gm_progress_run_bytes(int64_t bytes); /* a temporary run's bytes written */

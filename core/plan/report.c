@@ -72,7 +72,7 @@ static void say_found(const gm_config *cfg, gm_op op, const gm_stream_stats *s)
                 len += (size_t)snprintf(calls + len, sizeof calls - len, "; %s: %d on the %s",
                                         opn[o], s->calls[o][d], dev[d]);
     /* one call where --device named its device: the engine's line said it all */
-    int named = strcmp(rep->reason, "--device=cpu") == 0 || strcmp(rep->reason, "--device=gpu") == 0;
+    int named = strncmp(rep->reason, "--device=", 9) == 0;
     if (ncalls == 1 && !named)
         gm_report_fact(cfg, "device", "%s (%s)", dev[gpu], rep->reason);
     else if (ncalls > 1)

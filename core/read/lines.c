@@ -378,9 +378,10 @@ int gm_lines_read(gm_lines_src *s, size_t want, int eager, int nthreads,
         }
         s->eols += (int64_t)(fills == 0 && counts ? sum_counts(counts, filled, got)
                              : count_eol(buf + filled, buf + filled + got, eol));
-        if (progress_of(s) && !s->regular) /* a pipe's bytes as read (a file's:
-                                                count_unit), never a carry or head again */
-            progress_of(s)((int64_t)got);
+        progress_fn *count = progress_of(s);
+        if (count && !s->regular) /* a pipe's bytes as read (a file's: count_unit),
+                                     never a carry or head again */
+            count((int64_t)got);
         filled += got;
         fills++;
         if (eager && memchr(buf + filled - got, eol, got))

@@ -8,12 +8,13 @@
  * its buffer and merges its temporary files.
  *
  * Where the GPU sorts (--device=gpu, or auto with a driver loaded on inputs from
- * the size where the cost model's estimates meet, gm_engine_records_least) and every input is a regular file, the text goes
- * to device memory whole and comes back sorted (recdev.c), whatever the budget;
- * where the device declines that, or an input is a pipe, a chunk's blocks are
- * only counted as they come, and the device makes and sorts their records
- * (recgpu.c); a chunk the device declines (too large for its memory) is split
- * and sorted on the CPU, and under auto so is every chunk after a GPU failure.
+ * the size where the cost model's estimates meet, gm_engine_records_least) and
+ * every input is a regular file, the text goes to device memory whole and comes
+ * back sorted (recdev.c), whatever the budget; where the device declines that,
+ * or an input is a pipe, a chunk's blocks are only counted as they come, and
+ * the device makes and sorts their records (recgpu.c); a chunk the device
+ * declines (too large for its memory) is split and sorted on the CPU, and under
+ * auto so is every chunk after a GPU failure.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -37,7 +38,6 @@
 #include "read/numwarn.h"
 
 enum { STREAM_BLOCK = 64 << 20 }; /* a pipe's block, at most */
-
 
 /* For the tests only: the size of the blocks a sort reads (0: from the budget). */
 static size_t test_block;
@@ -166,7 +166,8 @@ static int gpu_sort(struct chunk *c, struct rec_run *r, gm_status *st)
     const gm_config *cfg = r->cfg;
     int rc = GM_ETEXT;
     char why[sizeof st->msg] = "fewer than two lines";
-    if (c->lines >= 2 && cfg->device == GM_DEVICE_AUTO && c->bytes < gm_engine_records_least(r->nthreads, 0)) {
+    if (c->lines >= 2 && cfg->device == GM_DEVICE_AUTO &&
+        c->bytes < gm_engine_records_least(r->nthreads, 0)) {
         snprintf(why, sizeof why, "auto: a chunk of %zu bytes", c->bytes);
     } else if (c->lines >= 2) {
         rc = gm_gpu_probe(NULL, st);

@@ -28,8 +28,7 @@ static int ties(void *ctx, uint64_t *recs, const unsigned char *tied, size_t n, 
 static int sink(void *ctx, const char *text, size_t len, gm_status *st)
 {
     struct sorting *s = ctx;
-    gm_progress_sorted(s->unsorted);
-    s->unsorted = 0;
+    gm_progress_sorted_once(&s->unsorted);
     return gm_recsink_put_text(s->r->out, text, len, st);
 }
 
@@ -61,7 +60,7 @@ int gm_recdev_sort(struct rec_run *r, uint64_t bytes, uint64_t hint, gm_read_fn 
     double a = gm_now();
     int rc = gm_gpu_sort_lines(&job, res, &t, st);
     if (rc == GM_OK)
-        gm_progress_sorted(sorting.unsorted);
+        gm_progress_sorted_once(&sorting.unsorted);
     if (rc == GM_OK || res->bytes > 0 || rc == GM_EIO || rc == GM_EPIPE)
         account(r, res, &t, gm_now() - a);
     *written += res->bytes;

@@ -54,8 +54,7 @@ static void pool_copy(void *ctx, void *dst, const void *src, size_t len)
 static int to_writer(void *ctx, const char *text, size_t len, gm_status *st)
 {
     struct text_ctx *t = ctx;
-    gm_progress_sorted(t->unsorted);
-    t->unsorted = 0;
+    gm_progress_sorted_once(&t->unsorted);
     return gm_writer_put_text(t->w, text, len, st);
 }
 
@@ -266,7 +265,7 @@ static int sort_on_gpu(const gm_config *cfg, gm_input *ins, const struct file_sp
     rc = gm_gpu_sort_text(&job, &res, &t, st);
     double t2 = gm_now();
     if (rc == GM_OK) {
-        gm_progress_sorted(ctx.unsorted);
+        gm_progress_sorted_once(&ctx.unsorted);
         for (int i = 0; i < nins; i++) { /* where read(2) would leave them */
             if (!f[i].stream && f[i].fd >= 0)
                 lseek(f[i].fd, f[i].at + f[i].size, SEEK_SET);

@@ -29,7 +29,6 @@
 #include "write/format.h"
 #include "base/pages.h"
 #include "write/reserve.h"
-#include "base/progress.h"
 #include "base/util.h"
 
 enum { MAP_THREADS = 4 };
@@ -222,7 +221,7 @@ static int region_close(gm_writer *w, struct region *r)
     if (r->failed) /* the reserving ended early: the output stopped being wanted */
         return EIO;
     w->bytes += (int64_t)r->len;
-    (w->scratch ? gm_progress_run_bytes : gm_progress_written)((int64_t)r->len);
+    gm_writer_progress(w, (int64_t)r->len);
     return 0;
 }
 

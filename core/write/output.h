@@ -24,6 +24,7 @@
 
 #include "write/format.h"
 #include "base/config.h"
+#include "base/progress.h"
 #include "write/outfile.h"
 
 typedef struct gm_output {
@@ -105,6 +106,13 @@ int gm_writer_put(gm_writer *w, const gm_keys *keys, gm_status *st);
  * memory of the last key is not updated: text and keys are not mixed in one
  * output. Returns as gm_output_write. */
 int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st);
+
+/* Counts bytes written by w for --progress: a run's where w writes a temporary
+ * run (scratch), else the output's. */
+static inline void gm_writer_progress(const gm_writer *w, int64_t bytes)
+{
+    (w->scratch ? gm_progress_run_bytes : gm_progress_written)(bytes);
+}
 
 /* Fills the next len bytes of output in place, where the output goes through
  * the writer's mapping: piece p of the npieces covers [at[p], at[p + 1]) and is

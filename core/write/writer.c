@@ -21,7 +21,6 @@
 
 #include "write/format.h"
 #include "write/mapwrite.h"
-#include "base/progress.h"
 #include "base/util.h"
 #include "write/wq.h"
 
@@ -207,7 +206,7 @@ int gm_writer_put_text(gm_writer *w, const char *text, size_t len, gm_status *st
         if (!err)
             w->bytes += (int64_t)len;
         if (!err)
-            (w->scratch ? gm_progress_run_bytes : gm_progress_written)((int64_t)len);
+            gm_writer_progress(w, (int64_t)len);
     }
     return err ? writer_error(w, err, st) : GM_OK;
 }
